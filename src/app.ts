@@ -1,0 +1,57 @@
+import { randomUUID } from 'node:crypto'
+import type { IncomingMessage } from 'node:http'
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
+import { registerAuth } from './auth/auth.hook.js'
+import { registerCatalogRoutes } from './catalog/catalog.routes.js'
+import type { Database } from './db/database.js'
+import { AppError } from './errors.js'
+import { registerHealthRoutes } from './health.routes.js'
+import { sendError } from './http/error-handler.js'
+import { createValidatorCompiler } from './http/validation.js'
+
+export interface AppOptions {
+  database: Database
+  /** Fastify's logger option: false (tests), or pino options. */
+  logger?: FastifyServerOptions['logger']
+  bodyLimit?: number
+  requestTimeoutMs?: number
+}
+
+const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
+
+/** A client's own request id when it is sane, else a new one. */
+function requestId(request: IncomingMessage): string {
+  const sent = request.headers['x-request-id']
+  return typeof sent === 'string' && CLIENT_REQUEST_ID.test(sent) ? sent : randomUUID()
+}
+
+/** Builds the HTTP application from its dependencies. It reads no environment. */
+export function buildApp(options: AppOptions): FastifyInstance {
+  const { database } = options
+  const app = Fastify({
+    logger: options.logger ?? false,
+    bodyLimit: options.bodyLimit ?? 256 * 1024,
+    requestTimeout: options.requestTimeoutMs ?? 30_000,
+    requestIdHeader: false,
+    genReqId: requestId,
+    frameworkErrors: (error, request, reply) => sendError(error, request, reply),
+  })
+  // JSON is the only body the API reads: anything else is 415, not a string to validate.
+  app.removeContentTypeParser('text/plain')
+  app.setValidatorCompiler(createValidatorCompiler())
+  app.setErrorHandler((error, request, reply) => sendError(error, request, reply))
+  app.setNotFoundHandler((request, reply) =>
+    sendError(
+      new AppError('not_found', `No route for ${request.method} ${request.url}.`),
+      request,
+      reply,
+    ),
+  )
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id)
+  })
+  registerAuth(app, database)
+  registerHealthRoutes(app, database)
+  registerCatalogRoutes(app, database)
+  return app
+}

@@ -1,0 +1,50 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { Database } from '../db/database.js'
+import { AppError } from '../errors.js'
+import { authenticateSecret, type Principal } from './api-key.service.js'
+import { allows, type Scope } from './scopes.js'
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The scope a route needs. Routes without one are public. */
+    scope?: Scope
+  }
+  interface FastifyRequest {
+    /** Set on every route that declares a scope, before its body is read. */
+    principal: Principal | null
+  }
+}
+
+/**
+ * The one place where keys and scopes are checked. It runs on request, before the body is
+ * read, so the order of checks is: authentication, scope, then body.
+ */
+export function registerAuth(app: FastifyInstance, database: Database): void {
+  app.decorateRequest('principal', null)
+  app.addHook('onRequest', async (request) => {
+    const needed = request.routeOptions.config.scope
+    if (needed === undefined) return
+    const principal = await authenticate(database, request)
+    if (!allows(principal.scopes, needed)) {
+      throw new AppError('forbidden', `This API key lacks the ${needed} scope.`)
+    }
+    request.principal = principal
+  })
+}
+
+async function authenticate(database: Database, request: FastifyRequest): Promise<Principal> {
+  const header = request.headers.authorization
+  const match = header === undefined ? null : /^Bearer +(\S+) *$/i.exec(header)
+  if (!match) {
+    throw new AppError('unauthorized', 'Send an API key as Authorization: Bearer <key>.')
+  }
+  const principal = await authenticateSecret(database.kysely, match[1]!)
+  if (!principal) throw new AppError('unauthorized', 'The API key is unknown or revoked.')
+  return principal
+}
+
+/** The principal of a route that declares a scope; the hook has already checked it. */
+export function principalOf(request: FastifyRequest): Principal {
+  if (!request.principal) throw new Error(`route ${request.url} declares no scope`)
+  return request.principal
+}

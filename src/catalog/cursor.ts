@@ -1,0 +1,36 @@
+import { isUuid } from '../db/values.js'
+import { validationFailed } from '../errors.js'
+
+/** Where a page of products ends: the sort key of its last product. */
+export interface PagePosition {
+  createdAt: string
+  id: string
+}
+
+/** The opaque `nextCursor` handed to clients: base64url of the sort key. */
+export function encodeCursor(position: PagePosition): string {
+  return Buffer.from(JSON.stringify([position.createdAt, position.id])).toString('base64url')
+}
+
+export function decodeCursor(cursor: string): PagePosition {
+  try {
+    const value: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'))
+    if (Array.isArray(value) && value.length === 2) {
+      const [createdAt, id] = value as unknown[]
+      if (
+        typeof createdAt === 'string' &&
+        typeof id === 'string' &&
+        isUuid(id) &&
+        !Number.isNaN(Date.parse(createdAt)) &&
+        encodeCursor({ createdAt, id }) === cursor
+      ) {
+        return { createdAt: new Date(createdAt).toISOString(), id }
+      }
+    }
+  } catch {
+    // fall through: not a cursor this service made
+  }
+  throw validationFailed([
+    { field: 'cursor', message: 'must be a nextCursor from a previous page' },
+  ])
+}

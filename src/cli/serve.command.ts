@@ -1,0 +1,48 @@
+import type { Config } from '../config.js'
+import { startServer } from '../server.js'
+import type { Output } from './output.js'
+
+/** `catalog serve`: runs until SIGTERM or SIGINT, then shuts down gracefully and exits 0. */
+export async function serve(config: Config, output: Output): Promise<void> {
+  const server = await startServer(config)
+  if (server.firstKey) {
+    output.out(
+      [
+        '',
+        'No API key existed, so one was created for store "default" with scopes read,write:',
+        '',
+        `    ${server.firstKey.key}`,
+        '',
+        'It is shown this once only (the database keeps a hash). Try it:',
+        `    curl -s ${server.url}/api/commerce/v1/products -H "Authorization: Bearer ${server.firstKey.key}"`,
+        '',
+      ].join('\n'),
+    )
+  }
+  let stopping = false
+  const stop = (signal: NodeJS.Signals) => {
+    if (stopping) {
+      server.app.log.warn({ signal }, 'second signal: exiting without waiting')
+      process.exit(1)
+    }
+    stopping = true
+    server.app.log.info({ signal }, 'shutting down: finishing requests in flight')
+    const deadline = setTimeout(() => {
+      server.app.log.error('requests still in flight at the shutdown deadline: exiting')
+      process.exit(1)
+    }, config.shutdownTimeoutMs)
+    deadline.unref()
+    server.close().then(
+      () => {
+        server.app.log.info('stopped')
+        process.exit(0)
+      },
+      (error: unknown) => {
+        server.app.log.error({ err: error }, 'shutdown failed')
+        process.exit(1)
+      },
+    )
+  }
+  process.on('SIGTERM', stop)
+  process.on('SIGINT', stop)
+}

@@ -1,0 +1,52 @@
+/** Settings of the service, read from the environment once at start-up and frozen. */
+export interface Config {
+  readonly databaseUrl: string
+  readonly host: string
+  readonly port: number
+  readonly logLevel: string
+  /** Largest request body accepted, in bytes. */
+  readonly bodyLimit: number
+  /** Whole-request budget in milliseconds: a client that has not sent its request by then is cut off. */
+  readonly requestTimeoutMs: number
+  /** How long `serve` waits for requests in flight after SIGTERM before it closes anyway. */
+  readonly shutdownTimeoutMs: number
+}
+
+export const DEFAULT_DATABASE_URL = 'sqlite:data/catalog.db'
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
+
+/** A setting that cannot be used; `catalog` reports it as a usage error. */
+export class ConfigError extends Error {}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const logLevel = env.LOG_LEVEL ?? 'info'
+  if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {
+    throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`)
+  }
+  return Object.freeze({
+    databaseUrl: env.DATABASE_URL || DEFAULT_DATABASE_URL,
+    host: env.HOST || '127.0.0.1',
+    port: integerSetting(env, 'PORT', 3000, 0, 65535),
+    logLevel,
+    bodyLimit: integerSetting(env, 'BODY_LIMIT_BYTES', 256 * 1024, 1024, 64 * 1024 * 1024),
+    requestTimeoutMs: integerSetting(env, 'REQUEST_TIMEOUT_MS', 30_000, 100, 600_000),
+    shutdownTimeoutMs: integerSetting(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
+  })
+}
+
+function integerSetting(
+  env: NodeJS.ProcessEnv,
+  name: string,
+  fallback: number,
+  min: number,
+  max: number,
+): number {
+  const raw = env[name]
+  if (raw === undefined || raw === '') return fallback
+  const value = Number(raw)
+  if (!/^\d+$/.test(raw) || value < min || value > max) {
+    throw new ConfigError(`${name} must be a whole number from ${min} to ${max}, not "${raw}"`)
+  }
+  return value
+}

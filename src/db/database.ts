@@ -1,0 +1,127 @@
+import { mkdirSync } from 'node:fs'
+import { dirname } from 'node:path'
+import SqliteDatabase from 'better-sqlite3'
+import {
+  Kysely,
+  PostgresAdapter,
+  PostgresDialect,
+  SqliteDialect,
+  sql,
+  type Transaction,
+} from 'kysely'
+import pg from 'pg'
+import type { DB, Executor } from './schema.js'
+
+export type Dialect = 'sqlite' | 'postgres'
+
+/** The database as the rest of the service sees it: Kysely, plus how writes are run. */
+export interface Database {
+  readonly dialect: Dialect
+  readonly kysely: Kysely<DB>
+  /**
+   * Runs one unit of work (a whole create, say) in a transaction and commits it before
+   * resolving. Services hand every write to this one function, so how transactions are
+   * run (retries, later group commit) changes here and nowhere else.
+   */
+  write<T>(work: (tx: Transaction<DB>) => Promise<T>): Promise<T>
+  /** Resolves when the database answers a trivial query. */
+  ping(): Promise<void>
+  close(): Promise<void>
+}
+
+export interface DatabaseOptions {
+  /** Told about errors of idle PostgreSQL connections, which no request would see. */
+  onIdleError?: (error: Error) => void
+  /** Size of the PostgreSQL connection pool. */
+  poolSize?: number
+}
+
+export class UnsupportedDatabaseUrlError extends Error {}
+
+export function createDatabase(url: string, options: DatabaseOptions = {}): Database {
+  if (url.startsWith('sqlite:')) return openSqlite(url.slice('sqlite:'.length))
+  if (url.startsWith('postgres://') || url.startsWith('postgresql://'))
+    return openPostgres(url, options)
+  throw new UnsupportedDatabaseUrlError(
+    'DATABASE_URL must start with sqlite:, postgres:// or postgresql://',
+  )
+}
+
+function openSqlite(path: string): Database {
+  if (path === '') throw new UnsupportedDatabaseUrlError('DATABASE_URL sqlite: needs a path')
+  const inMemory = path === ':memory:'
+  if (!inMemory) mkdirSync(dirname(path), { recursive: true })
+  const handle = new SqliteDatabase(path)
+  // WAL lets readers go on while one writer commits; FULL syncs the WAL on every commit,
+  // so a 200 survives a power cut, not only a crash of the process.
+  const journalMode = handle.pragma('journal_mode = WAL', { simple: true })
+  handle.pragma('synchronous = FULL')
+  handle.pragma('foreign_keys = ON')
+  handle.pragma('busy_timeout = 5000')
+  if (!inMemory && journalMode !== 'wal') {
+    handle.close()
+    throw new Error(`SQLite refused WAL mode for ${path} (journal_mode is ${String(journalMode)})`)
+  }
+  const kysely = new Kysely<DB>({ dialect: new SqliteDialect({ database: handle }) })
+  return {
+    dialect: 'sqlite',
+    kysely,
+    write: (work) => kysely.transaction().execute(work),
+    ping: async () => {
+      await sql`select 1`.execute(kysely)
+    },
+    close: () => kysely.destroy(),
+  }
+}
+
+const PG_INT8 = 20
+
+function openPostgres(url: string, options: DatabaseOptions): Database {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: options.poolSize ?? 10,
+    // A request waiting for a connection to a database that is down fails within this
+    // bound (and is answered 503) instead of hanging.
+    connectionTimeoutMillis: 5000,
+    idleTimeoutMillis: 30_000,
+    // bigint columns hold money in ten-thousandths (at most 10^13) and counters: all within
+    // Number's exact range, so they are read as numbers, not strings.
+    types: {
+      getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+        oid === PG_INT8
+          ? Number
+          : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+    },
+  })
+  pool.on('error', (error) => options.onIdleError?.(error))
+  const kysely = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) })
+  return {
+    dialect: 'postgres',
+    kysely,
+    write: (work) => withRetryOnConflictAbort(() => kysely.transaction().execute(work)),
+    ping: async () => {
+      await sql`select 1`.execute(kysely)
+    },
+    close: () => kysely.destroy(),
+  }
+}
+
+const RETRYABLE_PG_CODES = new Set(['40001', '40P01']) // serialization_failure, deadlock_detected
+
+/** PostgreSQL may abort a transaction that lost a race; the whole unit of work is run again. */
+async function withRetryOnConflictAbort<T>(run: () => Promise<T>, attempts = 3): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await run()
+    } catch (error) {
+      const code = (error as { code?: unknown }).code
+      if (attempt >= attempts || typeof code !== 'string' || !RETRYABLE_PG_CODES.has(code))
+        throw error
+    }
+  }
+}
+
+/** Whether queries on `db` run on PostgreSQL, for the few clauses SQLite lacks (row locks). */
+export function isPostgres(db: Executor): boolean {
+  return db.getExecutor().adapter instanceof PostgresAdapter
+}

@@ -1,0 +1,87 @@
+import type { ColumnType, Insertable, Kysely, Selectable, Transaction } from 'kysely'
+
+/**
+ * Row types of the tables, as Kysely sees them. They stay apart from the API's types:
+ * the mappers in each feature's repository turn one into the other.
+ *
+ * Timestamps are written as ISO 8601 strings; SQLite returns them as such, PostgreSQL
+ * (timestamptz) as Date objects. Money is stored as whole ten-thousandths (`*_e4`) so that
+ * what a client sent comes back exactly; see catalog/money.ts.
+ */
+type Timestamp = ColumnType<Date | string, string, string>
+
+export interface ApiKeyTable {
+  id: string
+  store_id: string
+  name: string | null
+  /** SHA-256 of the whole secret, hex. The secret itself is never stored. */
+  key_hash: string
+  /** Enough of the secret to recognise it in a list: `ck_AbCd…wXyZ`. */
+  redacted: string
+  /** Comma-separated, e.g. `read,write`. */
+  scopes: string
+  created_at: Timestamp
+  revoked_at: Timestamp | null
+}
+
+export interface ProductTable {
+  store_id: string
+  id: string
+  name: string
+  slug: string
+  status: string
+  description: string | null
+  price_e4: number
+  compare_at_price_e4: number | null
+  sku: string | null
+  barcode: string | null
+  tax_rate: number | null
+  created_at: Timestamp
+  updated_at: Timestamp
+}
+
+/**
+ * One row per slug ever handed out in a store, and per base that has been suffixed:
+ * `last_suffix` is the highest N such that `<slug>-N` is taken (1 when only the slug itself is).
+ * It makes the next free suffix one upsert away, however many products share a name.
+ */
+export interface SlugCounterTable {
+  store_id: string
+  slug: string
+  last_suffix: number
+}
+
+export interface VariantTable {
+  store_id: string
+  id: string
+  product_id: string
+  name: string
+  sku: string | null
+  barcode: string | null
+  price_e4: number
+  compare_at_price_e4: number | null
+  /** The options object as JSON text, in the order the client sent its keys. */
+  options: ColumnType<string | Record<string, string>, string, string>
+  /** SHA-256 of the options in canonical form (keys sorted); null when there are none. */
+  options_key: string | null
+  position: number
+  created_at: Timestamp
+  updated_at: Timestamp
+}
+
+export interface DB {
+  api_keys: ApiKeyTable
+  products: ProductTable
+  slug_counters: SlugCounterTable
+  variants: VariantTable
+}
+
+/** Anything queries can run on: the database itself or a transaction within it. */
+export type Executor = Kysely<DB> | Transaction<DB>
+
+export type ApiKeyRow = Selectable<ApiKeyTable>
+export type NewApiKeyRow = Insertable<ApiKeyTable>
+export type ProductRow = Selectable<ProductTable>
+export type NewProductRow = Insertable<ProductTable>
+export type VariantRow = Selectable<VariantTable>
+export type NewVariantRow = Insertable<VariantTable>

@@ -1,0 +1,52 @@
+/** The error codes of the contract, each with the one HTTP status it is sent with. */
+export const ERROR_STATUS = {
+  unauthorized: 401,
+  forbidden: 403,
+  invalid_json: 400,
+  validation_failed: 400,
+  not_found: 404,
+  duplicate_sku: 409,
+  duplicate_options: 409,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  unavailable: 503,
+  internal_error: 500,
+} as const
+
+export type ErrorCode = keyof typeof ERROR_STATUS
+
+/** One problem with one request field, as listed in `details` of a `validation_failed` error. */
+export interface FieldProblem {
+  field: string
+  message: string
+}
+
+/**
+ * An error whose code, message and details may be shown to the client as they are.
+ * Thrown by services and hooks; written to the response by the one error handler.
+ */
+export class AppError extends Error {
+  readonly code: ErrorCode
+  readonly details: FieldProblem[] | undefined
+
+  constructor(code: ErrorCode, message: string, details?: FieldProblem[]) {
+    super(message)
+    this.name = 'AppError'
+    this.code = code
+    this.details = details
+  }
+
+  get statusCode(): number {
+    return ERROR_STATUS[this.code]
+  }
+}
+
+/** Thrown when a path names a product that does not exist in the caller's store. */
+export function productNotFound(): AppError {
+  return new AppError('not_found', 'No product with this id exists in your store.')
+}
+
+/** Thrown when a request passes the schema but breaks a rule the schema cannot express. */
+export function validationFailed(details: FieldProblem[]): AppError {
+  return new AppError('validation_failed', 'The request has invalid fields.', details)
+}

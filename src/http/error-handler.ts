@@ -1,0 +1,58 @@
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
+import type { ErrorObject } from 'ajv'
+import { isDatabaseUnavailable } from '../db/driver-errors.js'
+import { AppError } from '../errors.js'
+import { toFieldProblems } from './validation.js'
+
+/** Fastify's own errors, by code, as the contract's. */
+const FRAMEWORK_ERRORS: Record<string, () => AppError> = {
+  FST_ERR_CTP_EMPTY_JSON_BODY: () => new AppError('invalid_json', 'The request body is empty.'),
+  FST_ERR_CTP_INVALID_JSON_BODY: () =>
+    new AppError('invalid_json', 'The request body is not valid JSON.'),
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: () =>
+    new AppError('invalid_json', 'The request body does not match its Content-Length.'),
+  FST_ERR_CTP_BODY_TOO_LARGE: () =>
+    new AppError('payload_too_large', 'The request body is larger than the service accepts.'),
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: () =>
+    new AppError('unsupported_media_type', 'The request body must be sent as application/json.'),
+  FST_ERR_CTP_INVALID_TYPE: () =>
+    new AppError('unsupported_media_type', 'The request body must be sent as application/json.'),
+  FST_ERR_BAD_URL: () => new AppError('not_found', 'No such resource.'),
+  FST_ERR_MAX_PARAM_LENGTH: () => new AppError('not_found', 'No such resource.'),
+}
+
+/** Any error, as one the client may see. Whatever is not recognised becomes internal_error. */
+export function toAppError(error: unknown): AppError {
+  if (error instanceof AppError) return error
+  const fastifyError = error as Partial<FastifyError> & { validation?: ErrorObject[] }
+  if (Array.isArray(fastifyError.validation)) {
+    return new AppError(
+      'validation_failed',
+      'The request has invalid fields.',
+      toFieldProblems(fastifyError.validation),
+    )
+  }
+  const known = fastifyError.code ? FRAMEWORK_ERRORS[fastifyError.code] : undefined
+  if (known) return known()
+  if (isDatabaseUnavailable(error)) {
+    return new AppError('unavailable', 'The database is unavailable; try again shortly.')
+  }
+  return new AppError('internal_error', 'Something went wrong on our side.')
+}
+
+/** The one place where errors become responses. */
+export function sendError(error: unknown, request: FastifyRequest, reply: FastifyReply): void {
+  const appError = toAppError(error)
+  if (appError.code === 'internal_error') {
+    request.log.error({ err: error }, 'request failed')
+  } else if (appError.code === 'unavailable') {
+    request.log.warn({ err: error }, 'database unavailable')
+  }
+  if (appError.code === 'unauthorized') reply.header('www-authenticate', 'Bearer')
+  reply.header('x-request-id', request.id)
+  reply.code(appError.statusCode).send({
+    error: appError.code,
+    message: appError.message,
+    ...(appError.details ? { details: appError.details } : {}),
+  })
+}

@@ -1,0 +1,82 @@
+import { Ajv, type ErrorObject, type Options } from 'ajv'
+import type { FastifySchemaCompiler, preValidationAsyncHookHandler } from 'fastify'
+import { AppError, type FieldProblem } from '../errors.js'
+
+const MAX_DECIMALS = 'x-max-decimals'
+
+function createAjv(options: Options): Ajv {
+  const ajv = new Ajv({ allErrors: true, removeAdditional: false, ...options })
+  ajv.addKeyword({
+    keyword: MAX_DECIMALS,
+    type: 'number',
+    schemaType: 'number',
+    error: { message: ({ schema }) => `must have at most ${String(schema)} decimal places` },
+    validate: (places: number, value: number) => {
+      const scale = 10 ** places
+      return Math.round(value * scale) / scale === value
+    },
+  })
+  ajv.addKeyword({ keyword: 'example' })
+  ajv.addFormat('date-time', true)
+  return ajv
+}
+
+/**
+ * Bodies are validated strictly: `"19.99"` is not a number. Query strings and path
+ * parameters are text on the wire, so there numbers are read from their digits.
+ */
+export function createValidatorCompiler(): FastifySchemaCompiler<unknown> {
+  const strict = createAjv({ coerceTypes: false, useDefaults: false })
+  const lenient = createAjv({ coerceTypes: true, useDefaults: true })
+  return ({ schema, httpPart }) =>
+    (httpPart === 'body' ? strict : lenient).compile(schema as object) as ReturnType<
+      FastifySchemaCompiler<unknown>
+    >
+}
+
+/**
+ * A hook for JSON bodies, run before validation: a request without any body is refused as
+ * empty, and the named string fields are trimmed so that length rules apply to what is kept.
+ */
+export function prepareJsonBody(...trimmedFields: string[]): preValidationAsyncHookHandler {
+  return async (request) => {
+    const body = request.body
+    if (body === undefined) throw new AppError('invalid_json', 'The request body is empty.')
+    if (body === null || typeof body !== 'object' || Array.isArray(body)) return
+    const record = body as Record<string, unknown>
+    for (const field of trimmedFields) {
+      const value = record[field]
+      if (typeof value === 'string') record[field] = value.trim()
+    }
+  }
+}
+
+/** Turns Ajv's errors into the contract's `details`: one entry per problem, by request field. */
+export function toFieldProblems(errors: ErrorObject[]): FieldProblem[] {
+  const problems: FieldProblem[] = []
+  const seen = new Set<string>()
+  for (const error of errors) {
+    // The specific error behind a bad option name comes separately; this one only says "invalid".
+    if (error.keyword === 'propertyNames') continue
+    const path = error.instancePath.split('/').slice(1).map(unescapePointer)
+    let message = error.message ?? 'is invalid'
+    if (error.keyword === 'required') {
+      path.push(String(error.params.missingProperty))
+      message = 'is required'
+    } else if (error.propertyName !== undefined) {
+      message = `key "${error.propertyName}" ${message}`
+    }
+    const field = path.length === 0 ? 'body' : path.join('.')
+    if (field === 'body' && error.keyword === 'type') message = 'must be a JSON object'
+    const key = `${field}\u0000${message}`
+    if (!seen.has(key)) {
+      seen.add(key)
+      problems.push({ field, message })
+    }
+  }
+  return problems
+}
+
+function unescapePointer(segment: string): string {
+  return segment.replace(/~1/g, '/').replace(/~0/g, '~')
+}

@@ -1,0 +1,55 @@
+import type { FastifyInstance } from 'fastify'
+import { buildApp } from './app.js'
+import { ensureFirstApiKey, type CreatedApiKey } from './auth/api-key.service.js'
+import type { Config } from './config.js'
+import { createDatabase, type Database } from './db/database.js'
+import { migrateToLatest } from './db/migrate.js'
+
+export interface RunningServer {
+  app: FastifyInstance
+  database: Database
+  /** The address the server listens on, e.g. http://127.0.0.1:3000 */
+  url: string
+  /** The key made on first run, when the database had none. */
+  firstKey: CreatedApiKey | undefined
+  /** Stops accepting connections, finishes requests in flight, closes the database. */
+  close(): Promise<void>
+}
+
+/** Process start-up: config, database and migrations, app, listen. */
+export async function startServer(config: Config): Promise<RunningServer> {
+  const logger = {
+    level: config.logLevel,
+    redact: ['req.headers.authorization'],
+  }
+  let app: FastifyInstance | undefined
+  const database = createDatabase(config.databaseUrl, {
+    onIdleError: (error) => app?.log.warn({ err: error }, 'idle database connection failed'),
+  })
+  try {
+    await migrateToLatest(database)
+    const firstKey = await ensureFirstApiKey(database)
+    app = buildApp({
+      database,
+      logger,
+      bodyLimit: config.bodyLimit,
+      requestTimeoutMs: config.requestTimeoutMs,
+    })
+    const url = await app.listen({ host: config.host, port: config.port })
+    const running = app
+    return {
+      app: running,
+      database,
+      url,
+      firstKey,
+      close: async () => {
+        await running.close()
+        await database.close()
+      },
+    }
+  } catch (error) {
+    await app?.close()
+    await database.close()
+    throw error
+  }
+}

@@ -1,0 +1,124 @@
+import { randomBytes } from 'node:crypto'
+import { describe, it, type TestContext } from 'node:test'
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
+import pg from 'pg'
+import { buildApp } from '../src/app.js'
+import { createApiKey } from '../src/auth/api-key.service.js'
+import type { Scope } from '../src/auth/scopes.js'
+import { createDatabase, type Database, type Dialect } from '../src/db/database.js'
+import { migrateToLatest } from '../src/db/migrate.js'
+
+export const API = '/api/commerce/v1'
+
+/** The PostgreSQL server tests may use; each test gets a schema of its own there. */
+export const POSTGRES_URL = process.env.TEST_POSTGRES_URL
+
+/** The dialects this run covers: SQLite always, PostgreSQL when TEST_POSTGRES_URL is set. */
+export const DIALECTS: Dialect[] = POSTGRES_URL ? ['sqlite', 'postgres'] : ['sqlite']
+
+/**
+ * Declares the suite once per dialect, as `sqlite` and `postgres`. Without TEST_POSTGRES_URL
+ * the PostgreSQL suite is reported as skipped, by name, rather than silently left out.
+ */
+export function describeEachDialect(name: string, suite: (dialect: Dialect) => void): void {
+  for (const dialect of DIALECTS) describe(`${name} [${dialect}]`, () => suite(dialect))
+  if (!POSTGRES_URL) {
+    describe(`${name} [postgres]`, () => {
+      it('needs TEST_POSTGRES_URL', { skip: 'TEST_POSTGRES_URL is not set' }, () => {})
+    })
+  }
+}
+
+/**
+ * A database of its own for one test, migrated: in memory on SQLite, a fresh schema on
+ * PostgreSQL (dropped when the test ends).
+ */
+export async function createTestDatabase(t: TestContext, dialect: Dialect): Promise<Database> {
+  const url = dialect === 'sqlite' ? 'sqlite::memory:' : await createTestSchema(t)
+  const database = createDatabase(url)
+  t.after(() => database.close())
+  await migrateToLatest(database)
+  return database
+}
+
+/** A fresh PostgreSQL schema, and a URL whose connections use it. Dropped after the test. */
+export async function createTestSchema(t: TestContext): Promise<string> {
+  if (!POSTGRES_URL) throw new Error('TEST_POSTGRES_URL is not set')
+  const schema = `test_${randomBytes(6).toString('hex')}`
+  await withAdminClient((client) => client.query(`create schema ${schema}`))
+  t.after(() => withAdminClient((client) => client.query(`drop schema ${schema} cascade`)))
+  const url = new URL(POSTGRES_URL)
+  url.searchParams.set('options', `-c search_path=${schema}`)
+  return url.toString()
+}
+
+async function withAdminClient<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: POSTGRES_URL })
+  await client.connect()
+  try {
+    return await work(client)
+  } finally {
+    await client.end()
+  }
+}
+
+export interface TestApi {
+  app: FastifyInstance
+  database: Database
+  /** A key with read and write on store `store-a`, made for this test. */
+  key: string
+  /** Another key, made on demand: for another store, or with other scopes. */
+  newKey(options?: { store?: string; scopes?: Scope[] }): Promise<string>
+  post(path: string, body: unknown, key?: string): Promise<LightMyRequestResponse>
+  get(path: string, key?: string): Promise<LightMyRequestResponse>
+  /** Creates a product and returns its record; fails the test unless the answer is 200. */
+  createProduct(body?: Record<string, unknown>, key?: string): Promise<Record<string, any>>
+}
+
+/** The real app on a fresh database of the dialect, closed when the test ends. */
+export async function buildTestApi(t: TestContext, dialect: Dialect): Promise<TestApi> {
+  const database = await createTestDatabase(t, dialect)
+  const app = buildApp({ database })
+  t.after(() => app.close())
+  const newKey = async (options: { store?: string; scopes?: Scope[] } = {}) =>
+    (
+      await createApiKey(database.kysely, {
+        store: options.store ?? 'store-a',
+        scopes: options.scopes ?? ['read', 'write'],
+      })
+    ).key
+  const key = await newKey()
+  const post = (path: string, body: unknown, withKey = key) =>
+    app.inject({
+      method: 'POST',
+      url: `${API}${path}`,
+      headers: { authorization: `Bearer ${withKey}`, 'content-type': 'application/json' },
+      payload: typeof body === 'string' ? body : JSON.stringify(body),
+    })
+  const get = (path: string, withKey = key) =>
+    app.inject({ method: 'GET', url: `${API}${path}`, headers: { authorization: `Bearer ${withKey}` } })
+  const createProduct = async (body: Record<string, unknown> = { name: 'T-Shirt' }, withKey = key) => {
+    const response = await post('/products', body, withKey)
+    if (response.statusCode !== 200) {
+      throw new Error(`create product answered ${response.statusCode}: ${response.body}`)
+    }
+    return response.json().data
+  }
+  return { app, database, key, newKey, post, get, createProduct }
+}
+
+/** Asserts the contract's error body and status, and returns the body. */
+export function expectError(
+  response: LightMyRequestResponse | { statusCode: number; body: string },
+  status: number,
+  code: string,
+): { error: string; message: string; details?: { field: string; message: string }[] } {
+  const body = JSON.parse(response.body)
+  if (response.statusCode !== status || body.error !== code) {
+    throw new Error(`expected ${status} ${code}, got ${response.statusCode} ${response.body}`)
+  }
+  if (typeof body.message !== 'string' || body.message.length === 0) {
+    throw new Error(`error body without a message: ${response.body}`)
+  }
+  return body
+}

@@ -7,6 +7,7 @@ import type { Database } from './db/database.js'
 import { AppError } from './errors.js'
 import { registerHealthRoutes } from './health.routes.js'
 import { sendError } from './http/error-handler.js'
+import { parseJsonBody } from './http/json-body.js'
 import { createValidatorCompiler } from './http/validation.js'
 
 export interface AppOptions {
@@ -37,7 +38,8 @@ export function buildApp(options: AppOptions): FastifyInstance {
     frameworkErrors: (error, request, reply) => sendError(error, request, reply),
   })
   // JSON is the only body the API reads: anything else is 415, not a string to validate.
-  app.removeContentTypeParser('text/plain')
+  app.removeAllContentTypeParsers()
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, parseJsonBody)
   app.setValidatorCompiler(createValidatorCompiler())
   app.setErrorHandler((error, request, reply) => sendError(error, request, reply))
   app.setNotFoundHandler((request, reply) =>

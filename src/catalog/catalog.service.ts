@@ -22,8 +22,10 @@ import {
   insertProduct,
   listProductRows,
   lockProductForNewVariant,
-  nextSlugNumber,
-  reserveSlugNumber,
+  markSlugTaken,
+  reserveSlugSuffix,
+  takeNextSlugSuffix,
+  takeSlug,
 } from './product.repository.js'
 import { slugify, splitSuffix, withSuffix } from './slug.js'
 import { highestVariantPosition, insertVariant, listVariantRows } from './variant.repository.js'
@@ -63,19 +65,19 @@ export async function createProductIn(
 }
 
 /**
- * A slug unique in the store, from the one the name gives: `base`, else `base-N` with the
- * next N. Each slug handed out is recorded in slug_counters, with its own counter and, if it
- * looks suffixed (`t-shirt-2`), in its base's counter too, so a later `t-shirt` skips 2.
- * That makes the cost a few single-row upserts however many products share the name.
- * Counters are taken shortest slug first, so concurrent claims on PostgreSQL lock rows in
- * one order and cannot deadlock.
+ * A slug unique in the store, from the one the name gives: `base` when free, else `base-N`
+ * with the next N. Every slug handed out is recorded in slug_counters; one that looks
+ * suffixed (`t-shirt-2`, from "T-Shirt 2") also reserves its suffix under its base, so a
+ * later "T-Shirt" skips it. The cost is a few single-row statements however many products
+ * share the name. Counter rows are locked shortest slug first (base, slug, suffixed slug),
+ * so concurrent claims on PostgreSQL cannot deadlock.
  */
 async function claimSlug(tx: Executor, storeId: string, base: string): Promise<string> {
-  const parent = splitSuffix(base)
-  if (parent) await reserveSlugNumber(tx, storeId, parent.base, parent.n)
-  const n = await nextSlugNumber(tx, storeId, base)
-  const slug = withSuffix(base, n)
-  if (n > 1) await reserveSlugNumber(tx, storeId, slug, 1)
+  const looksSuffixed = splitSuffix(base)
+  if (looksSuffixed) await reserveSlugSuffix(tx, storeId, looksSuffixed.base, looksSuffixed.n)
+  if (await takeSlug(tx, storeId, base)) return base
+  const slug = withSuffix(base, await takeNextSlugSuffix(tx, storeId, base))
+  await markSlugTaken(tx, storeId, slug)
   return slug
 }
 

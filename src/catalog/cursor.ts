@@ -7,6 +7,9 @@ export interface PagePosition {
   id: string
 }
 
+/** A creation time as the service writes it: years 1970 to 9999, milliseconds, UTC. */
+const TIMESTAMP = /^(19[7-9]\d|[2-9]\d{3})-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/
+
 /** The opaque `nextCursor` handed to clients: base64url of the sort key. */
 export function encodeCursor(position: PagePosition): string {
   return Buffer.from(JSON.stringify([position.createdAt, position.id])).toString('base64url')
@@ -21,10 +24,11 @@ export function decodeCursor(cursor: string): PagePosition {
         typeof createdAt === 'string' &&
         typeof id === 'string' &&
         isUuid(id) &&
-        !Number.isNaN(Date.parse(createdAt)) &&
+        TIMESTAMP.test(createdAt) &&
+        new Date(createdAt).toISOString() === createdAt &&
         encodeCursor({ createdAt, id }) === cursor
       ) {
-        return { createdAt: new Date(createdAt).toISOString(), id }
+        return { createdAt, id: id.toLowerCase() }
       }
     }
   } catch {

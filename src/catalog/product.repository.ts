@@ -65,25 +65,42 @@ export function listProductRows(db: Executor, query: ProductPageQuery): Promise<
 }
 
 /**
- * Takes the next number for `slug`: 1 the first time (the slug itself is free), then 2, 3, ...
- * One statement, atomic under concurrency: the counter row serializes its claimants.
+ * Takes `slug` itself for a new product: true when it was free. Atomic under concurrency:
+ * the counter row is locked by the first claimant until its transaction ends.
  */
-export async function nextSlugNumber(db: Executor, storeId: string, slug: string): Promise<number> {
+export async function takeSlug(db: Executor, storeId: string, slug: string): Promise<boolean> {
   const row = await db
     .insertInto('slug_counters')
-    .values({ store_id: storeId, slug, last_suffix: 1 })
+    .values({ store_id: storeId, slug, taken: 1, last_suffix: 1 })
     .onConflict((oc) =>
-      oc.columns(['store_id', 'slug']).doUpdateSet((eb) => ({
-        last_suffix: eb('slug_counters.last_suffix', '+', 1),
-      })),
+      oc
+        .columns(['store_id', 'slug'])
+        .doUpdateSet({ taken: 1 })
+        .where('slug_counters.taken', '=', 0),
     )
+    .returning('last_suffix')
+    .executeTakeFirst()
+  return row !== undefined
+}
+
+/** Takes the next suffix of a slug already taken: 2, then 3, ... (skipping those reserved). */
+export async function takeNextSlugSuffix(
+  db: Executor,
+  storeId: string,
+  slug: string,
+): Promise<number> {
+  const row = await db
+    .updateTable('slug_counters')
+    .set((eb) => ({ last_suffix: eb('last_suffix', '+', 1) }))
+    .where('store_id', '=', storeId)
+    .where('slug', '=', slug)
     .returning('last_suffix')
     .executeTakeFirstOrThrow()
   return row.last_suffix
 }
 
-/** Records that `<slug>-N` up to `n` (or the slug itself, for 1) is taken, if not yet known. */
-export async function reserveSlugNumber(
+/** Records that `<slug>-n` is taken, so that suffixes handed out for `slug` skip it. */
+export async function reserveSlugSuffix(
   db: Executor,
   storeId: string,
   slug: string,
@@ -91,12 +108,21 @@ export async function reserveSlugNumber(
 ): Promise<void> {
   await db
     .insertInto('slug_counters')
-    .values({ store_id: storeId, slug, last_suffix: n })
+    .values({ store_id: storeId, slug, taken: 0, last_suffix: n })
     .onConflict((oc) =>
       oc
         .columns(['store_id', 'slug'])
         .doUpdateSet((eb) => ({ last_suffix: eb.ref('excluded.last_suffix') }))
         .where('slug_counters.last_suffix', '<', n),
     )
+    .execute()
+}
+
+/** Records that a suffixed slug handed out (`t-shirt-2`) is taken as a slug of its own. */
+export async function markSlugTaken(db: Executor, storeId: string, slug: string): Promise<void> {
+  await db
+    .insertInto('slug_counters')
+    .values({ store_id: storeId, slug, taken: 1, last_suffix: 1 })
+    .onConflict((oc) => oc.columns(['store_id', 'slug']).doUpdateSet({ taken: 1 }))
     .execute()
 }

@@ -39,11 +39,11 @@ async function runCli(argv: string[], output: Output): Promise<number | undefine
     const wantsHelp = args.includes('--help') || args.includes('-h')
     switch (command) {
       case undefined:
+        throw new UsageError('catalog: missing command (try catalog --help)')
       case '--help':
       case '-h':
       case 'help':
-        output.out(HELP)
-        return command === undefined ? 2 : 0
+        return printed(output, HELP)
       case 'serve':
         if (wantsHelp) return printed(output, SERVE_HELP)
         expectNoArguments('serve', args)

@@ -67,6 +67,7 @@ export function isDatabaseUnavailable(error: unknown): boolean {
       message.includes('timeout exceeded when trying to connect') ||
       message.includes('Connection terminated') ||
       message.includes('The database connection is not open') ||
+      message.includes('driver has already been destroyed') ||
       message.includes('Client has encountered a connection error')
     )
   }

@@ -1,4 +1,4 @@
-import { Migrator, type Migration, type MigrationResult } from 'kysely'
+import { Migrator, sql, type Migration, type MigrationResult } from 'kysely'
 import type { Database, Dialect } from './database.js'
 import * as postgresInitial from './migrations/postgres/2026-11-21T00-initial.js'
 import * as sqliteInitial from './migrations/sqlite/2026-11-21T00-initial.js'
@@ -14,10 +14,21 @@ export async function migrateToLatest(database: Database): Promise<string[]> {
   const migrator = new Migrator({
     db: database.kysely,
     provider: { getMigrations: async () => MIGRATIONS[database.dialect] },
+    // Without a schema named, Kysely looks for its bookkeeping tables in every schema of the
+    // database and takes another schema's for its own.
+    migrationTableSchema: await currentSchema(database),
   })
   const { error, results } = await migrator.migrateToLatest()
   if (error) throw error
   return (results ?? [])
     .filter((result: MigrationResult) => result.status === 'Success')
     .map((result) => result.migrationName)
+}
+
+async function currentSchema(database: Database): Promise<string | undefined> {
+  if (database.dialect !== 'postgres') return undefined
+  const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(
+    database.kysely,
+  )
+  return rows[0]?.schema
 }

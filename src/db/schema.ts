@@ -41,13 +41,14 @@ export interface ProductTable {
 }
 
 /**
- * One row per slug ever handed out in a store, and per base that has been suffixed:
- * `last_suffix` is the highest N such that `<slug>-N` is taken (1 when only the slug itself is).
- * It makes the next free suffix one upsert away, however many products share a name.
+ * Per store and slug: whether a product has the slug itself (`taken`, 0 or 1), and the
+ * highest N for which `<slug>-N` is known to be taken (`last_suffix`, 1 when none is).
+ * The next free suffix is then one update away, however many products share a name.
  */
 export interface SlugCounterTable {
   store_id: string
   slug: string
+  taken: number
   last_suffix: number
 }
 

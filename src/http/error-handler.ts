@@ -6,9 +6,6 @@ import { toFieldProblems } from './validation.js'
 
 /** Fastify's own errors, by code, as the contract's. */
 const FRAMEWORK_ERRORS: Record<string, () => AppError> = {
-  FST_ERR_CTP_EMPTY_JSON_BODY: () => new AppError('invalid_json', 'The request body is empty.'),
-  FST_ERR_CTP_INVALID_JSON_BODY: () =>
-    new AppError('invalid_json', 'The request body is not valid JSON.'),
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: () =>
     new AppError('invalid_json', 'The request body does not match its Content-Length.'),
   FST_ERR_CTP_BODY_TOO_LARGE: () =>

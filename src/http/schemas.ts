@@ -5,8 +5,12 @@ import { Type, type Static, type TSchema } from 'typebox'
  * validation message ("must be number,null") and the serializer stays on its fast path.
  */
 export function Nullable<T extends TSchema>(schema: T) {
-  const { type, ...rest } = schema as unknown as { type: string }
-  return Type.Unsafe<Static<T> | null>({ ...rest, type: [type, 'null'] })
+  const { type, enum: allowed, ...rest } = schema as unknown as { type: string; enum?: unknown[] }
+  return Type.Unsafe<Static<T> | null>({
+    ...rest,
+    type: [type, 'null'],
+    ...(allowed ? { enum: [...allowed, null] } : {}),
+  })
 }
 
 /** The body of every error response. */

@@ -47,6 +47,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     create table slug_counters (
       store_id text not null,
       slug text not null,
+      taken smallint not null check (taken in (0, 1)),
       last_suffix bigint not null,
       primary key (store_id, slug)
     )

@@ -45,6 +45,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     create table slug_counters (
       store_id text not null,
       slug text not null,
+      taken integer not null check (taken in (0, 1)),
       last_suffix integer not null,
       primary key (store_id, slug)
     ) strict, without rowid

@@ -36,6 +36,8 @@ export function buildApp(options: AppOptions): FastifyInstance {
     requestIdHeader: false,
     genReqId: requestId,
     frameworkErrors: (error, request, reply) => sendError(error, request, reply),
+    // Requests that arrive while closing get the contract's 503 from the hook below instead.
+    return503OnClosing: false,
   })
   // JSON is the only body the API reads: anything else is 415, not a string to validate.
   app.removeAllContentTypeParsers()
@@ -49,8 +51,16 @@ export function buildApp(options: AppOptions): FastifyInstance {
       reply,
     ),
   )
+  let closing = false
+  app.addHook('preClose', async () => {
+    closing = true
+  })
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id)
+    if (closing) {
+      reply.header('connection', 'close')
+      throw new AppError('unavailable', 'The service is shutting down; retry shortly.')
+    }
   })
   registerAuth(app, database)
   registerHealthRoutes(app, database)

@@ -43,7 +43,15 @@ export async function startServer(config: Config): Promise<RunningServer> {
       url,
       firstKey,
       close: async () => {
-        await running.close()
+        // Node closes the connections that are idle when closing starts; a keep-alive
+        // connection whose request was in flight turns idle later, and would hold the
+        // close open until its client left. Sweep those as they finish.
+        const sweep = setInterval(() => running.server.closeIdleConnections(), 50)
+        try {
+          await running.close()
+        } finally {
+          clearInterval(sweep)
+        }
         await database.close()
       },
     }

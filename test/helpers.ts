@@ -96,8 +96,15 @@ export async function buildTestApi(t: TestContext, dialect: Dialect): Promise<Te
       payload: typeof body === 'string' ? body : JSON.stringify(body),
     })
   const get = (path: string, withKey = key) =>
-    app.inject({ method: 'GET', url: `${API}${path}`, headers: { authorization: `Bearer ${withKey}` } })
-  const createProduct = async (body: Record<string, unknown> = { name: 'T-Shirt' }, withKey = key) => {
+    app.inject({
+      method: 'GET',
+      url: `${API}${path}`,
+      headers: { authorization: `Bearer ${withKey}` },
+    })
+  const createProduct = async (
+    body: Record<string, unknown> = { name: 'T-Shirt' },
+    withKey = key,
+  ) => {
     const response = await post('/products', body, withKey)
     if (response.statusCode !== 200) {
       throw new Error(`create product answered ${response.statusCode}: ${response.body}`)

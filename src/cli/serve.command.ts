@@ -4,6 +4,15 @@ import type { Output } from './output.js'
 
 /** `catalog serve`: runs until SIGTERM or SIGINT, then shuts down gracefully and exits 0. */
 export async function serve(config: Config, output: Output): Promise<void> {
+  // Signals are handled from the start: one that arrives while the server is still starting
+  // stops it as soon as it is up, gracefully.
+  let stopRequested: NodeJS.Signals | undefined
+  let stop = (signal: NodeJS.Signals) => {
+    stopRequested = signal
+  }
+  process.on('SIGTERM', (signal) => stop(signal))
+  process.on('SIGINT', (signal) => stop(signal))
+
   const server = await startServer(config)
   if (server.firstKey) {
     output.out(
@@ -20,7 +29,7 @@ export async function serve(config: Config, output: Output): Promise<void> {
     )
   }
   let stopping = false
-  const stop = (signal: NodeJS.Signals) => {
+  stop = (signal: NodeJS.Signals) => {
     if (stopping) {
       server.app.log.warn({ signal }, 'second signal: exiting without waiting')
       process.exit(1)
@@ -43,6 +52,5 @@ export async function serve(config: Config, output: Output): Promise<void> {
       },
     )
   }
-  process.on('SIGTERM', stop)
-  process.on('SIGINT', stop)
+  if (stopRequested) stop(stopRequested)
 }

@@ -7,9 +7,11 @@ import {
   PostgresDialect,
   SqliteDialect,
   sql,
+  type SqliteDatabase as SqliteDialectDatabase,
   type Transaction,
 } from 'kysely'
 import pg from 'pg'
+import { createGroupCommit } from './group-commit.js'
 import type { DB, Executor } from './schema.js'
 
 export type Dialect = 'sqlite' | 'postgres'
@@ -62,15 +64,40 @@ function openSqlite(path: string): Database {
     handle.close()
     throw new Error(`SQLite refused WAL mode for ${path} (journal_mode is ${String(journalMode)})`)
   }
-  const kysely = new Kysely<DB>({ dialect: new SqliteDialect({ database: handle }) })
+  const kysely = new Kysely<DB>({
+    dialect: new SqliteDialect({ database: withStatementCache(handle) }),
+  })
   return {
     dialect: 'sqlite',
     kysely,
-    write: (work) => kysely.transaction().execute(work),
+    write: createGroupCommit(kysely),
     ping: async () => {
       await sql`select 1`.execute(kysely)
     },
     close: () => kysely.destroy(),
+  }
+}
+
+/**
+ * Kysely prepares every query it runs; better-sqlite3 statements can be run again and again,
+ * so the hot ones are prepared once. The service's queries are a few dozen shapes.
+ */
+function withStatementCache(
+  handle: SqliteDatabase.Database,
+  capacity = 500,
+): SqliteDialectDatabase {
+  const statements = new Map<string, SqliteDatabase.Statement>()
+  return {
+    close: () => handle.close(),
+    prepare: (text: string) => {
+      let statement = statements.get(text)
+      if (statement === undefined) {
+        statement = handle.prepare(text)
+        if (statements.size >= capacity) statements.delete(statements.keys().next().value!)
+        statements.set(text, statement)
+      }
+      return statement
+    },
   }
 }
 

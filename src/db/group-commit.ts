@@ -1,0 +1,105 @@
+import { sql, type Kysely, type Transaction } from 'kysely'
+
+type Work<DB, T> = (tx: Transaction<DB>) => Promise<T>
+
+interface Pending<DB> {
+  work: Work<DB, unknown>
+  resolve: (value: unknown) => void
+  reject: (error: unknown) => void
+}
+
+type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown }
+
+/**
+ * Group commit for SQLite. With `synchronous=FULL` every commit waits for an fsync, which
+ * costs as much as dozens of inserts: committing each request on its own caps writes at a
+ * few thousand a second. Instead, the units of work that arrive together run in one
+ * transaction, each inside its own savepoint, and share its one commit:
+ *
+ * - a unit that fails is rolled back to its savepoint and rejected alone; the others stand;
+ * - no unit resolves before the commit that holds it has returned, so an answer sent on
+ *   its result is durable;
+ * - if the commit itself fails, every unit of the batch is rejected.
+ *
+ * A batch starts on the event loop's next check phase (setImmediate), after the requests
+ * that were ready to read have queued their work; more arrive while it runs (better-sqlite3
+ * holds the loop during the fsync) and form the next batch. An idle service commits a lone
+ * request at once: there is no timer to wait for.
+ */
+export function createGroupCommit<DB>(
+  kysely: Kysely<DB>,
+  options: { maxBatch?: number; onBatch?: (size: number) => void } = {},
+): <T>(work: Work<DB, T>) => Promise<T> {
+  const maxBatch = options.maxBatch ?? 256
+  let queue: Pending<DB>[] = []
+  let scheduled = false
+  let running = false
+
+  const schedule = () => {
+    if (scheduled || running) return
+    scheduled = true
+    setImmediate(drain)
+  }
+
+  const drain = async () => {
+    scheduled = false
+    running = true
+    try {
+      while (queue.length > 0) {
+        const batch = queue.slice(0, maxBatch)
+        queue = queue.slice(batch.length)
+        options.onBatch?.(batch.length)
+        await runBatch(kysely, batch)
+      }
+    } finally {
+      running = false
+      if (queue.length > 0) schedule()
+    }
+  }
+
+  return <T>(work: Work<DB, T>) =>
+    new Promise<T>((resolve, reject) => {
+      queue.push({ work, resolve: resolve as (value: unknown) => void, reject })
+      schedule()
+    })
+}
+
+async function runBatch<DB>(kysely: Kysely<DB>, batch: Pending<DB>[]): Promise<void> {
+  let outcomes: Outcome[]
+  try {
+    outcomes = await kysely.transaction().execute(async (tx) => {
+      if (batch.length === 1) return [await runAlone(tx, batch[0]!)]
+      const results: Outcome[] = []
+      for (const pending of batch) results.push(await runInSavepoint(tx, pending))
+      return results
+    })
+  } catch (error) {
+    // The transaction could not begin or commit: nothing of the batch is durable.
+    for (const pending of batch) pending.reject(error)
+    return
+  }
+  batch.forEach((pending, i) => {
+    const outcome = outcomes[i]!
+    if (outcome.ok) pending.resolve(outcome.value)
+    else pending.reject(outcome.error)
+  })
+}
+
+/** A batch of one needs no savepoint: its failure rolls back the whole transaction. */
+async function runAlone<DB>(tx: Transaction<DB>, pending: Pending<DB>): Promise<Outcome> {
+  const value = await pending.work(tx)
+  return { ok: true, value }
+}
+
+async function runInSavepoint<DB>(tx: Transaction<DB>, pending: Pending<DB>): Promise<Outcome> {
+  await sql`savepoint unit`.execute(tx)
+  try {
+    const value = await pending.work(tx)
+    await sql`release unit`.execute(tx)
+    return { ok: true, value }
+  } catch (error) {
+    await sql`rollback to unit`.execute(tx)
+    await sql`release unit`.execute(tx)
+    return { ok: false, error }
+  }
+}

@@ -1,0 +1,144 @@
+import assert from 'node:assert/strict'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { it, describe, type TestContext } from 'node:test'
+import SqliteDatabase from 'better-sqlite3'
+import { Kysely, SqliteDialect, sql } from 'kysely'
+import { createDatabase } from '../src/db/database.js'
+import { createGroupCommit } from '../src/db/group-commit.js'
+
+interface Items {
+  items: { id: number; label: string }
+}
+
+async function openFileDatabase(t: TestContext) {
+  const dir = await mkdtemp(join(tmpdir(), 'group-commit-'))
+  t.after(() => rm(dir, { recursive: true, force: true }))
+  const path = join(dir, 'test.db')
+  const handle = new SqliteDatabase(path)
+  handle.pragma('journal_mode = WAL')
+  handle.pragma('synchronous = FULL')
+  const kysely = new Kysely<Items>({ dialect: new SqliteDialect({ database: handle }) })
+  t.after(() => kysely.destroy())
+  await sql`create table items (id integer primary key, label text not null unique)`.execute(kysely)
+  const batches: number[] = []
+  const write = createGroupCommit(kysely, { onBatch: (size) => batches.push(size) })
+  return { path, kysely, write, batches }
+}
+
+describe('group commit (SQLite)', () => {
+  it('runs writes that arrive together in fewer transactions than writes', async (t) => {
+    const { kysely, write, batches } = await openFileDatabase(t)
+    await Promise.all(
+      Array.from({ length: 40 }, (_, i) =>
+        write((tx) =>
+          tx
+            .insertInto('items')
+            .values({ id: i, label: `item ${i}` })
+            .execute(),
+        ),
+      ),
+    )
+    const rows = await kysely.selectFrom('items').select('id').execute()
+    assert.equal(rows.length, 40)
+    assert.equal(
+      batches.reduce((a, b) => a + b, 0),
+      40,
+    )
+    assert.ok(batches.length < 40, `40 writes took ${batches.length} commits`)
+  })
+
+  it('rolls back a failing write alone: the others of its batch are committed', async (t) => {
+    const { kysely, write, batches } = await openFileDatabase(t)
+    const results = await Promise.allSettled(
+      Array.from({ length: 20 }, (_, i) =>
+        write(async (tx) => {
+          // Every fourth unit writes a row, then fails: that row must not survive.
+          await tx
+            .insertInto('items')
+            .values({ id: i, label: `item ${i}` })
+            .execute()
+          if (i % 4 === 0) throw new Error(`unit ${i} failed`)
+          return i
+        }),
+      ),
+    )
+    assert.ok(
+      batches.some((size) => size > 1),
+      'the writes were batched',
+    )
+    results.forEach((result, i) => {
+      if (i % 4 === 0) assert.equal(result.status, 'rejected')
+      else assert.deepEqual(result, { status: 'fulfilled', value: i })
+    })
+    const ids = (await kysely.selectFrom('items').select('id').orderBy('id').execute()).map(
+      (row) => row.id,
+    )
+    assert.deepEqual(
+      ids,
+      Array.from({ length: 20 }, (_, i) => i).filter((i) => i % 4 !== 0),
+    )
+  })
+
+  it('sees earlier writes of its own batch: a duplicate in one batch is refused', async (t) => {
+    const { write } = await openFileDatabase(t)
+    const results = await Promise.allSettled(
+      Array.from({ length: 10 }, (_, i) =>
+        write((tx) => tx.insertInto('items').values({ id: i, label: 'same' }).execute()),
+      ),
+    )
+    assert.equal(results.filter((result) => result.status === 'fulfilled').length, 1)
+  })
+
+  it('resolves a write only once it is committed: another connection already sees it', async (t) => {
+    const { path, write } = await openFileDatabase(t)
+    const reader = new SqliteDatabase(path, { readonly: true })
+    t.after(() => reader.close())
+    const seen = await Promise.all(
+      Array.from({ length: 25 }, (_, i) =>
+        write((tx) =>
+          tx
+            .insertInto('items')
+            .values({ id: i, label: `item ${i}` })
+            .execute(),
+        ).then(() => reader.prepare('select count(*) as n from items where id = ?').get(i)),
+      ),
+    )
+    assert.deepEqual(
+      seen,
+      Array.from({ length: 25 }, () => ({ n: 1 })),
+    )
+  })
+
+  it('rejects every write of a batch whose transaction cannot run', async (t) => {
+    const { kysely, write } = await openFileDatabase(t)
+    await kysely.destroy()
+    const results = await Promise.allSettled(
+      Array.from({ length: 5 }, (_, i) =>
+        write((tx) =>
+          tx
+            .insertInto('items')
+            .values({ id: i, label: `${i}` })
+            .execute(),
+        ),
+      ),
+    )
+    assert.ok(results.every((result) => result.status === 'rejected'))
+  })
+})
+
+describe('SQLite durability settings', () => {
+  it('opens file databases in WAL mode with synchronous=FULL and foreign keys on', async (t) => {
+    const dir = await mkdtemp(join(tmpdir(), 'durability-'))
+    t.after(() => rm(dir, { recursive: true, force: true }))
+    const database = createDatabase(`sqlite:${join(dir, 'c.db')}`)
+    t.after(() => database.close())
+    const pragma = async (name: string) =>
+      Object.values((await sql.raw(`pragma ${name}`).execute(database.kysely)).rows[0] as object)[0]
+    assert.equal(await pragma('journal_mode'), 'wal')
+    assert.equal(await pragma('synchronous'), 2) // FULL
+    assert.equal(await pragma('foreign_keys'), 1)
+    assert.equal(await pragma('busy_timeout'), 5000)
+  })
+})

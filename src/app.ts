@@ -16,6 +16,8 @@ export interface AppOptions {
   logger?: FastifyServerOptions['logger']
   bodyLimit?: number
   requestTimeoutMs?: number
+  /** How long a key's lookup may be reused when no change of keys has been seen. */
+  keyCacheTtlMs?: number
 }
 
 const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
@@ -62,7 +64,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
       throw new AppError('unavailable', 'The service is shutting down; retry shortly.')
     }
   })
-  registerAuth(app, database)
+  registerAuth(app, database, { keyCacheTtlMs: options.keyCacheTtlMs ?? 10_000 })
   registerHealthRoutes(app, database)
   registerCatalogRoutes(app, database)
   return app

@@ -10,6 +10,8 @@ export interface Config {
   readonly requestTimeoutMs: number
   /** How long `serve` waits for requests in flight after SIGTERM before it closes anyway. */
   readonly shutdownTimeoutMs: number
+  /** Longest reuse of a key lookup when no change of keys has been seen; 0 turns caching off. */
+  readonly keyCacheTtlMs: number
 }
 
 export const DEFAULT_DATABASE_URL = 'sqlite:data/catalog.db'
@@ -32,6 +34,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     bodyLimit: integerSetting(env, 'BODY_LIMIT_BYTES', 256 * 1024, 1024, 64 * 1024 * 1024),
     requestTimeoutMs: integerSetting(env, 'REQUEST_TIMEOUT_MS', 30_000, 100, 600_000),
     shutdownTimeoutMs: integerSetting(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
+    keyCacheTtlMs: integerSetting(env, 'API_KEY_CACHE_TTL_MS', 10_000, 0, 3_600_000),
   })
 }
 

@@ -34,6 +34,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
       logger,
       bodyLimit: config.bodyLimit,
       requestTimeoutMs: config.requestTimeoutMs,
+      keyCacheTtlMs: config.keyCacheTtlMs,
     })
     const url = await app.listen({ host: config.host, port: config.port })
     const running = app

@@ -140,7 +140,7 @@ async function buildBrokenWriteApp(t: TestContext, dialect: Dialect) {
   })
   const app = buildApp({ database: broken, logger: { level: 'error', stream } })
   t.after(() => app.close())
-  const { key } = await createApiKey(database.kysely, {
+  const { key } = await createApiKey(database, {
     store: 'store-a',
     scopes: ['read', 'write'],
   })

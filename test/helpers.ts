@@ -82,7 +82,7 @@ export async function buildTestApi(t: TestContext, dialect: Dialect): Promise<Te
   t.after(() => app.close())
   const newKey = async (options: { store?: string; scopes?: Scope[] } = {}) =>
     (
-      await createApiKey(database.kysely, {
+      await createApiKey(database, {
         store: options.store ?? 'store-a',
         scopes: options.scopes ?? ['read', 'write'],
       })

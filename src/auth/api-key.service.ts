@@ -10,7 +10,7 @@ import {
   markApiKeyRevoked,
 } from './api-key.repository.js'
 import { isScope, type Scope } from './scopes.js'
-import { generateSecret, hashSecret, isWellFormedSecret, redactSecret } from './secret.js'
+import { generateSecret, hashSecret, redactSecret } from './secret.js'
 
 /** An API key as it may be shown: never with its secret. */
 export interface ApiKey {
@@ -43,10 +43,19 @@ export function isValidStoreId(value: string): boolean {
 
 export const FIRST_RUN_STORE = 'default'
 
-export async function createApiKey(
-  db: Executor,
-  input: { store: string; scopes: Scope[]; name?: string | null },
-): Promise<CreatedApiKey> {
+export interface NewApiKey {
+  store: string
+  scopes: Scope[]
+  name?: string | null
+}
+
+export async function createApiKey(database: Database, input: NewApiKey): Promise<CreatedApiKey> {
+  const created = await database.write((tx) => insertNewApiKey(tx, input))
+  await database.keysChanged()
+  return created
+}
+
+async function insertNewApiKey(db: Executor, input: NewApiKey): Promise<CreatedApiKey> {
   if (!isValidStoreId(input.store)) throw new Error(`invalid store id "${input.store}"`)
   const key = generateSecret()
   const row = {
@@ -69,34 +78,39 @@ export async function listApiKeys(db: Executor, store?: string): Promise<ApiKey[
 
 export type RevokeResult = 'revoked' | 'already_revoked' | 'not_found'
 
-export async function revokeApiKey(db: Executor, id: string): Promise<RevokeResult> {
+export async function revokeApiKey(database: Database, id: string): Promise<RevokeResult> {
   if (!isUuid(id)) return 'not_found'
-  const row = await findApiKeyById(db, id.toLowerCase())
-  if (!row) return 'not_found'
-  if (row.revoked_at !== null) return 'already_revoked'
-  await markApiKeyRevoked(db, row.id, nowIso())
-  return 'revoked'
+  const result = await database.write(async (tx): Promise<RevokeResult> => {
+    const row = await findApiKeyById(tx, id.toLowerCase())
+    if (!row) return 'not_found'
+    if (row.revoked_at !== null) return 'already_revoked'
+    await markApiKeyRevoked(tx, row.id, nowIso())
+    return 'revoked'
+  })
+  if (result === 'revoked') await database.keysChanged()
+  return result
 }
 
 /**
  * Creates the first key of a new installation, so that the quick start ends with a working
  * request. Returns it, or undefined when the database already has a key (revoked ones count).
  */
-export function ensureFirstApiKey(database: Database): Promise<CreatedApiKey | undefined> {
-  return database.write(async (tx) => {
+export async function ensureFirstApiKey(database: Database): Promise<CreatedApiKey | undefined> {
+  const created = await database.write(async (tx) => {
     if (await hasAnyApiKey(tx)) return undefined
-    return createApiKey(tx, { store: FIRST_RUN_STORE, scopes: ['read', 'write'] })
+    return insertNewApiKey(tx, { store: FIRST_RUN_STORE, scopes: ['read', 'write'] })
   })
+  if (created) await database.keysChanged()
+  return created
 }
 
-/** The principal behind a bearer secret, or undefined for an unknown, malformed or revoked key. */
-export async function authenticateSecret(
+/** The principal behind a key's hash, or undefined for an unknown or revoked key. */
+export async function principalForKeyHash(
   db: Executor,
-  secret: string,
+  keyHash: string,
 ): Promise<Principal | undefined> {
-  if (!isWellFormedSecret(secret)) return undefined
   // Looked up by its hash: timing can tell an attacker about hashes, never about a secret.
-  const row = await findApiKeyByHash(db, hashSecret(secret))
+  const row = await findApiKeyByHash(db, keyHash)
   if (!row || row.revoked_at !== null) return undefined
   return { storeId: row.store_id, keyId: row.id, scopes: parseScopes(row.scopes) }
 }

@@ -1,7 +1,8 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { Database } from '../db/database.js'
 import { AppError } from '../errors.js'
-import { authenticateSecret, type Principal } from './api-key.service.js'
+import type { Principal } from './api-key.service.js'
+import { PrincipalCache } from './principal-cache.js'
 import { allows, type Scope } from './scopes.js'
 
 declare module 'fastify' {
@@ -19,12 +20,17 @@ declare module 'fastify' {
  * The one place where keys and scopes are checked. It runs on request, before the body is
  * read, so the order of checks is: authentication, scope, then body.
  */
-export function registerAuth(app: FastifyInstance, database: Database): void {
+export function registerAuth(
+  app: FastifyInstance,
+  database: Database,
+  options: { keyCacheTtlMs: number },
+): void {
+  const principals = new PrincipalCache(database, { ttlMs: options.keyCacheTtlMs })
   app.decorateRequest('principal', null)
   app.addHook('onRequest', async (request) => {
     const needed = request.routeOptions.config.scope
     if (needed === undefined) return
-    const principal = await authenticate(database, request)
+    const principal = await authenticate(principals, request)
     if (!allows(principal.scopes, needed)) {
       throw new AppError('forbidden', `This API key lacks the ${needed} scope.`)
     }
@@ -32,13 +38,16 @@ export function registerAuth(app: FastifyInstance, database: Database): void {
   })
 }
 
-async function authenticate(database: Database, request: FastifyRequest): Promise<Principal> {
+async function authenticate(
+  principals: PrincipalCache,
+  request: FastifyRequest,
+): Promise<Principal> {
   const header = request.headers.authorization
   const match = header === undefined ? null : /^Bearer +(\S+) *$/i.exec(header)
   if (!match) {
     throw new AppError('unauthorized', 'Send an API key as Authorization: Bearer <key>.')
   }
-  const principal = await authenticateSecret(database.kysely, match[1]!)
+  const principal = await principals.lookup(match[1]!)
   if (!principal) throw new AppError('unauthorized', 'The API key is unknown or revoked.')
   return principal
 }

@@ -58,7 +58,7 @@ function parseCreate(args: string[]) {
   const scopes = parseScopes(values.scopes)
   return async (database: Database, output: Output) => {
     await migrateToLatest(database)
-    const key = await createApiKey(database.kysely, { store, scopes, name: values.name ?? null })
+    const key = await createApiKey(database, { store, scopes, name: values.name ?? null })
     if (values.json) {
       output.out(JSON.stringify(key))
       return
@@ -99,7 +99,7 @@ function parseRevoke(args: string[]) {
   const id = positionals[0]!
   return async (database: Database, output: Output) => {
     await migrateToLatest(database)
-    const result = await revokeApiKey(database.kysely, id)
+    const result = await revokeApiKey(database, id)
     if (result === 'not_found') throw new CommandError(`catalog keys revoke: no key with id ${id}`)
     output.out(result === 'revoked' ? `Revoked key ${id}.` : `Key ${id} was already revoked.`)
   }

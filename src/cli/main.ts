@@ -16,7 +16,8 @@ Usage:
   catalog --help       this text; catalog COMMAND --help for one command
 
 Settings come from the environment: DATABASE_URL (default sqlite:data/catalog.db),
-HOST, PORT, LOG_LEVEL, BODY_LIMIT_BYTES, REQUEST_TIMEOUT_MS, SHUTDOWN_TIMEOUT_MS.`
+HOST, PORT, LOG_LEVEL, BODY_LIMIT_BYTES, REQUEST_TIMEOUT_MS, SHUTDOWN_TIMEOUT_MS,
+API_KEY_CACHE_TTL_MS.`
 
 const SERVE_HELP = `Usage: catalog serve
 

@@ -26,6 +26,15 @@ export interface Database {
    * run (retries, later group commit) changes here and nowhere else.
    */
   write<T>(work: (tx: Transaction<DB>) => Promise<T>): Promise<T>
+  /**
+   * A number that changes whenever API keys may have changed, in this process or another
+   * (the CLI), or undefined while such changes cannot be seen (then nothing may be cached).
+   * SQLite: its data_version, which moves when another connection commits. PostgreSQL: the
+   * count of NOTIFYs heard on a listening connection.
+   */
+  keysVersion(): number | undefined
+  /** Tells every process serving this database that API keys changed. Call after the commit. */
+  keysChanged(): Promise<void>
   /** Resolves when the database answers a trivial query. */
   ping(): Promise<void>
   close(): Promise<void>
@@ -67,10 +76,24 @@ function openSqlite(path: string): Database {
   const kysely = new Kysely<DB>({
     dialect: new SqliteDialect({ database: withStatementCache(handle) }),
   })
+  let keysVersion = 0
+  let dataVersion: unknown
   return {
     dialect: 'sqlite',
     kysely,
     write: createGroupCommit(kysely),
+    keysVersion: () => {
+      if (!handle.open) return undefined
+      const current = handle.pragma('data_version', { simple: true })
+      if (current !== dataVersion) {
+        dataVersion = current
+        keysVersion++
+      }
+      return keysVersion
+    },
+    keysChanged: async () => {
+      keysVersion++
+    },
     ping: async () => {
       await sql`select 1`.execute(kysely)
     },
@@ -122,14 +145,88 @@ function openPostgres(url: string, options: DatabaseOptions): Database {
   })
   pool.on('error', (error) => options.onIdleError?.(error))
   const kysely = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) })
+  const keyChanges = listenForKeyChanges(url)
   return {
     dialect: 'postgres',
     kysely,
     write: (work) => withRetryOnConflictAbort(() => kysely.transaction().execute(work)),
+    keysVersion: () => keyChanges.version(),
+    keysChanged: async () => {
+      keyChanges.changedHere()
+      await sql`select pg_notify(${KEYS_CHANNEL}, '')`.execute(kysely)
+    },
     ping: async () => {
       await sql`select 1`.execute(kysely)
     },
-    close: () => kysely.destroy(),
+    close: async () => {
+      await keyChanges.stop()
+      await kysely.destroy()
+    },
+  }
+}
+
+const KEYS_CHANNEL = 'catalog_api_keys'
+
+/**
+ * A connection of its own that LISTENs for NOTIFYs on API key changes. Opened on first use
+ * (CLI commands never need it); while it is not listening, the version is undefined, so
+ * nothing is cached; if it drops, the version moves and it reconnects a second later.
+ */
+function listenForKeyChanges(url: string) {
+  let version = 0
+  let listening = false
+  let connecting = false
+  let stopped = false
+  let client: pg.Client | undefined
+
+  const lost = () => {
+    listening = false
+    connecting = false
+    client = undefined
+    version++
+    if (!stopped) setTimeout(connect, 1000).unref()
+  }
+
+  const connect = () => {
+    if (connecting || listening || stopped) return
+    connecting = true
+    const candidate = new pg.Client({ connectionString: url })
+    candidate.on('notification', () => version++)
+    candidate.on('error', () => candidate.end().catch(() => {}))
+    candidate.on('end', () => {
+      if (client === candidate) lost()
+    })
+    candidate
+      .connect()
+      .then(() => candidate.query(`listen ${KEYS_CHANNEL}`))
+      .then(
+        () => {
+          if (stopped) return candidate.end()
+          client = candidate
+          listening = true
+          connecting = false
+          version++
+        },
+        () => {
+          candidate.end().catch(() => {})
+          lost()
+        },
+      )
+  }
+
+  return {
+    version(): number | undefined {
+      if (listening) return version
+      connect()
+      return undefined
+    },
+    changedHere() {
+      version++
+    },
+    async stop() {
+      stopped = true
+      await client?.end()
+    },
   }
 }
 

@@ -18,7 +18,6 @@ import {
 import { decodeCursor, encodeCursor } from './cursor.js'
 import { toStoredAmount, toStoredAmountOrNull } from './money.js'
 import {
-  findProduct,
   insertProduct,
   listProductRows,
   lockProductForNewVariant,
@@ -28,7 +27,11 @@ import {
   takeSlug,
 } from './product.repository.js'
 import { slugify, splitSuffix, withSuffix } from './slug.js'
-import { highestVariantPosition, insertVariant, listVariantRows } from './variant.repository.js'
+import {
+  findProductWithVariantRows,
+  highestVariantPosition,
+  insertVariant,
+} from './variant.repository.js'
 
 export function createProduct(
   database: Database,
@@ -161,11 +164,9 @@ export async function getProduct(
   id: string,
 ): Promise<ProductWithVariants> {
   if (!isUuid(id)) throw productNotFound()
-  const productId = id.toLowerCase()
-  const row = await findProduct(database.kysely, storeId, productId)
-  if (!row) throw productNotFound()
-  const variants = await listVariantRows(database.kysely, storeId, productId)
-  return { ...rowToProduct(row), variants: variants.map(rowToVariant) }
+  const found = await findProductWithVariantRows(database.kysely, storeId, id.toLowerCase())
+  if (!found) throw productNotFound()
+  return { ...rowToProduct(found.product), variants: found.variants.map(rowToVariant) }
 }
 
 export async function listVariants(

@@ -5,19 +5,6 @@ export async function insertProduct(db: Executor, row: NewProductRow): Promise<v
   await db.insertInto('products').values(row).execute()
 }
 
-export function findProduct(
-  db: Executor,
-  storeId: string,
-  id: string,
-): Promise<ProductRow | undefined> {
-  return db
-    .selectFrom('products')
-    .selectAll()
-    .where('store_id', '=', storeId)
-    .where('id', '=', id)
-    .executeTakeFirst()
-}
-
 /**
  * The product's price, read under a row lock that lasts until the transaction ends, so that
  * variants added to one product at once take turns (distinct default positions). SQLite

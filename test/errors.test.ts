@@ -125,12 +125,10 @@ async function productCount(api: TestApi): Promise<number> {
 /** An app whose every write fails with an error the service does not know, on a real database. */
 async function buildBrokenWriteApp(t: TestContext, dialect: Dialect) {
   const database = await createTestDatabase(t, dialect)
-  const broken: Database = {
-    ...database,
-    write: async () => {
-      throw new Error('boom /secret/path SELECT')
-    },
+  const fail = async (): Promise<never> => {
+    throw new Error('boom /secret/path SELECT')
   }
+  const broken: Database = { ...database, write: fail, writeAtomic: fail }
   const logs: Record<string, unknown>[] = []
   const stream = new Writable({
     write(chunk: Buffer, _encoding, done) {

@@ -493,4 +493,30 @@ describeEachDialect('POST /products/:id/variants', (dialect) => {
     assert.notEqual(variant.createdAt, '2000-01-01T00:00:00.000Z')
     assert.equal('color' in variant, false)
   })
+
+  it('refuses a default position past 2,147,483,647 with 400 on position, adding nothing', async (t) => {
+    const api = await buildTestApi(t, dialect)
+    const product = await api.createProduct({ name: 'Edge' })
+    const last = await api.post(`/products/${product.id}/variants`, {
+      name: 'Last',
+      position: 2_147_483_647,
+    })
+    assert.equal(last.statusCode, 200, last.body)
+    const next = await api.post(`/products/${product.id}/variants`, { name: 'Next' })
+    const body = expectError(next, 400, 'validation_failed')
+    assert.deepEqual(
+      body.details?.map((d) => d.field),
+      ['position'],
+    )
+    const explicit = await api.post(`/products/${product.id}/variants`, {
+      name: 'Explicit',
+      position: 5,
+    })
+    assert.equal(explicit.statusCode, 200, explicit.body)
+    const variants = (await api.get(`/products/${product.id}/variants`)).json().data
+    assert.deepEqual(
+      variants.map((v: { name: string }) => v.name),
+      ['Explicit', 'Last'],
+    )
+  })
 })

@@ -1,8 +1,7 @@
 import { createHash } from 'node:crypto'
-import type { Transaction } from 'kysely'
 import type { Database } from '../db/database.js'
 import { violatedUniqueConstraint } from '../db/driver-errors.js'
-import type { DB, Executor, NewProductRow, NewVariantRow } from '../db/schema.js'
+import type { Executor } from '../db/schema.js'
 import { isUuid, newId, nowIso } from '../db/values.js'
 import { AppError, productNotFound, validationFailed } from '../errors.js'
 import { rowToProduct, rowToVariant } from './catalog.mappers.js'
@@ -17,33 +16,21 @@ import {
 } from './catalog.schemas.js'
 import { decodeCursor, encodeCursor } from './cursor.js'
 import { toStoredAmount, toStoredAmountOrNull } from './money.js'
-import {
-  insertProduct,
-  listProductRows,
-  lockProductForNewVariant,
-  markSlugTaken,
-  reserveSlugSuffix,
-  takeNextSlugSuffix,
-  takeSlug,
-} from './product.repository.js'
-import { slugify, splitSuffix, withSuffix } from './slug.js'
-import {
-  findProductWithVariantRows,
-  highestVariantPosition,
-  insertVariant,
-} from './variant.repository.js'
+import { listProductRows, insertProductWithUniqueSlug } from './product.repository.js'
+import { slugify } from './slug.js'
+import { findProductWithVariantRows, insertVariantIntoProduct } from './variant.repository.js'
 
 export function createProduct(
   database: Database,
   storeId: string,
   input: CreateProductInput,
 ): Promise<Product> {
-  return database.write((tx) => createProductIn(tx, storeId, input))
+  return database.writeAtomic((db) => createProductIn(db, storeId, input))
 }
 
-/** The unit of work behind createProduct, run inside the transaction it is handed. */
+/** The unit of work behind createProduct. */
 export async function createProductIn(
-  tx: Transaction<DB>,
+  db: Executor,
   storeId: string,
   input: CreateProductInput,
 ): Promise<Product> {
@@ -52,7 +39,6 @@ export async function createProductIn(
     store_id: storeId,
     id: newId(),
     name: input.name,
-    slug: await claimSlug(tx, storeId, slugify(input.name)),
     status: input.status ?? 'draft',
     description: input.description ?? null,
     price_e4: toStoredAmount(input.price ?? 0),
@@ -62,26 +48,9 @@ export async function createProductIn(
     tax_rate: input.tax_rate ?? null,
     created_at: now,
     updated_at: now,
-  } satisfies NewProductRow
-  await insertProduct(tx, row)
-  return rowToProduct(row)
-}
-
-/**
- * A slug unique in the store, from the one the name gives: `base` when free, else `base-N`
- * with the next N. Every slug handed out is recorded in slug_counters; one that looks
- * suffixed (`t-shirt-2`, from "T-Shirt 2") also reserves its suffix under its base, so a
- * later "T-Shirt" skips it. The cost is a few single-row statements however many products
- * share the name. Counter rows are locked shortest slug first (base, slug, suffixed slug),
- * so concurrent claims on PostgreSQL cannot deadlock.
- */
-async function claimSlug(tx: Executor, storeId: string, base: string): Promise<string> {
-  const looksSuffixed = splitSuffix(base)
-  if (looksSuffixed) await reserveSlugSuffix(tx, storeId, looksSuffixed.base, looksSuffixed.n)
-  if (await takeSlug(tx, storeId, base)) return base
-  const slug = withSuffix(base, await takeNextSlugSuffix(tx, storeId, base))
-  await markSlugTaken(tx, storeId, slug)
-  return slug
+  }
+  const slug = await insertProductWithUniqueSlug(db, row, slugify(input.name))
+  return rowToProduct({ ...row, slug, max_variant_position: 0 })
 }
 
 export function addVariant(
@@ -91,47 +60,48 @@ export function addVariant(
   input: CreateVariantInput,
 ): Promise<Variant> {
   if (!isUuid(productId)) return Promise.reject(productNotFound())
-  return database.write((tx) => addVariantIn(tx, storeId, productId.toLowerCase(), input))
+  return database.writeAtomic((db) => addVariantIn(db, storeId, productId.toLowerCase(), input))
 }
 
-/** The unit of work behind addVariant, run inside the transaction it is handed. */
+/** The unit of work behind addVariant. */
 export async function addVariantIn(
-  tx: Transaction<DB>,
+  db: Executor,
   storeId: string,
   productId: string,
   input: CreateVariantInput,
 ): Promise<Variant> {
-  const product = await lockProductForNewVariant(tx, storeId, productId)
-  if (!product) throw productNotFound()
-  const position = input.position ?? (await highestVariantPosition(tx, storeId, productId)) + 1
-  if (position > MAX_POSITION) {
-    throw validationFailed([
-      { field: 'position', message: `is required: the next position would pass ${MAX_POSITION}` },
-    ])
-  }
   const options = input.options ?? {}
   const now = nowIso()
-  const row = {
+  const fields = {
     store_id: storeId,
     id: newId(),
     product_id: productId,
     name: input.name,
     sku: input.sku ?? null,
     barcode: input.barcode ?? null,
-    price_e4: input.price == null ? product.price_e4 : toStoredAmount(input.price),
+    price_e4: input.price == null ? null : toStoredAmount(input.price),
     compare_at_price_e4: toStoredAmountOrNull(input.compare_at_price),
     options: JSON.stringify(options),
     options_key: optionsKey(options),
-    position,
+    position: input.position ?? null,
     created_at: now,
     updated_at: now,
-  } satisfies NewVariantRow
+  }
+  let inserted: { price_e4: number; position: number } | undefined
   try {
-    await insertVariant(tx, row)
+    inserted = await insertVariantIntoProduct(db, fields)
   } catch (error) {
     throw conflictError(error) ?? error
   }
-  return rowToVariant(row)
+  if (!inserted) throw productNotFound()
+  if (inserted.position > MAX_POSITION) throw positionOverflow()
+  return rowToVariant({ ...fields, ...inserted })
+}
+
+function positionOverflow(): AppError {
+  return validationFailed([
+    { field: 'position', message: `is required: the next position would pass ${MAX_POSITION}` },
+  ])
 }
 
 /**
@@ -144,7 +114,10 @@ export function optionsKey(options: Record<string, string>): string | null {
   return createHash('sha256').update(JSON.stringify(entries)).digest('hex')
 }
 
+/** A database refusal of the insert, as the contract's error; undefined for anything else. */
 function conflictError(error: unknown): AppError | undefined {
+  // PostgreSQL: a default position past the integer column's range.
+  if ((error as { code?: unknown }).code === '22003') return positionOverflow()
   switch (violatedUniqueConstraint(error)) {
     case 'variants_sku_key':
       return new AppError('duplicate_sku', 'Another variant in your store already has this sku.')

@@ -1,28 +1,7 @@
+import { sql, type QueryCreator } from 'kysely'
 import { isPostgres } from '../db/database.js'
-import type { Executor, NewProductRow, ProductRow } from '../db/schema.js'
-
-export async function insertProduct(db: Executor, row: NewProductRow): Promise<void> {
-  await db.insertInto('products').values(row).execute()
-}
-
-/**
- * The product's price, read under a row lock that lasts until the transaction ends, so that
- * variants added to one product at once take turns (distinct default positions). SQLite
- * needs no lock: it runs one write transaction at a time.
- */
-export function lockProductForNewVariant(
-  db: Executor,
-  storeId: string,
-  id: string,
-): Promise<{ price_e4: number } | undefined> {
-  return db
-    .selectFrom('products')
-    .select('price_e4')
-    .where('store_id', '=', storeId)
-    .where('id', '=', id)
-    .$if(isPostgres(db), (query) => query.forNoKeyUpdate())
-    .executeTakeFirst()
-}
+import type { DB, Executor, NewProductRow, ProductRow } from '../db/schema.js'
+import { splitSuffix, withSuffix } from './slug.js'
 
 export interface ProductPageQuery {
   storeId: string
@@ -52,64 +31,135 @@ export function listProductRows(db: Executor, query: ProductPageQuery): Promise<
 }
 
 /**
- * Takes `slug` itself for a new product: true when it was free. Atomic under concurrency:
- * the counter row is locked by the first claimant until its transaction ends.
+ * Inserts a product with the first free slug for `base`: `base` itself, else `base-N` with
+ * the next N. Returns the slug. Every slug handed out is counted in slug_counters, so the
+ * next suffix is found by one upsert, however many products share the name:
+ *
+ * 1. `base` is claimed: its first claim gets `base`, each later one the next suffix;
+ * 2. a suffixed slug handed out (`t-shirt-2`) is counted as claimed too, so a product
+ *    named "T-Shirt 2" later gets `t-shirt-2-2`;
+ * 3. a base that looks suffixed (`t-shirt-2`, from "T-Shirt 2") reserves that suffix under
+ *    its own base, so a later "T-Shirt" skips `t-shirt-2`.
+ *
+ * On PostgreSQL this is one statement, atomic without a transaction block. On SQLite the
+ * same steps are separate statements and must run inside a transaction (group commit's).
  */
-export async function takeSlug(db: Executor, storeId: string, slug: string): Promise<boolean> {
-  const row = await db
-    .insertInto('slug_counters')
-    .values({ store_id: storeId, slug, taken: 1, last_suffix: 1 })
-    .onConflict((oc) =>
-      oc
-        .columns(['store_id', 'slug'])
-        .doUpdateSet({ taken: 1 })
-        .where('slug_counters.taken', '=', 0),
-    )
-    .returning('last_suffix')
-    .executeTakeFirst()
-  return row !== undefined
+export async function insertProductWithUniqueSlug(
+  db: Executor,
+  row: Omit<NewProductRow, 'slug'>,
+  base: string,
+): Promise<string> {
+  const reserved = splitSuffix(base)
+  if (isPostgres(db)) return insertProductWithUniqueSlugInOneStatement(db, row, base, reserved)
+
+  if (reserved) await reserveSlugSuffix(db, row.store_id, reserved.base, reserved.n).execute()
+  const claim = await claimSlug(db, row.store_id, base).executeTakeFirstOrThrow()
+  const slug = claim.claims === 1 ? base : withSuffix(base, claim.last_suffix)
+  if (claim.claims > 1) await countSuffixedSlug(db, row.store_id, slug).execute()
+  await db
+    .insertInto('products')
+    .values({ ...row, slug })
+    .execute()
+  return slug
 }
 
-/** Takes the next suffix of a slug already taken: 2, then 3, ... (skipping those reserved). */
-export async function takeNextSlugSuffix(
+async function insertProductWithUniqueSlugInOneStatement(
   db: Executor,
-  storeId: string,
-  slug: string,
-): Promise<number> {
-  const row = await db
-    .updateTable('slug_counters')
-    .set((eb) => ({ last_suffix: eb('last_suffix', '+', 1) }))
-    .where('store_id', '=', storeId)
-    .where('slug', '=', slug)
-    .returning('last_suffix')
+  row: Omit<NewProductRow, 'slug'>,
+  base: string,
+  reserved: { base: string; n: number } | undefined,
+): Promise<string> {
+  const counted = db
+    .with('claim', (db) => claimSlug(db, row.store_id, base))
+    .with('counted', (db) =>
+      db
+        .insertInto('slug_counters')
+        .columns(['store_id', 'slug', 'claims', 'last_suffix'])
+        .expression((eb) =>
+          eb
+            .selectFrom('claim')
+            .select([
+              eb.val(row.store_id).as('store_id'),
+              sql<string>`${base} || '-' || claim.last_suffix`.as('slug'),
+              eb.lit(1).as('claims'),
+              eb.lit(1).as('last_suffix'),
+            ])
+            .where('claim.claims', '>', 1),
+        )
+        .onConflict((oc) =>
+          oc.columns(['store_id', 'slug']).doUpdateSet((eb) => ({
+            claims: eb('slug_counters.claims', '+', 1),
+          })),
+        ),
+    )
+  // An unreferenced data-modifying CTE still runs, exactly once.
+  const query = reserved
+    ? (counted.with('reserved', (db) =>
+        reserveSlugSuffix(
+          db as unknown as QueryCreator<DB>,
+          row.store_id,
+          reserved.base,
+          reserved.n,
+        ),
+      ) as unknown as typeof counted)
+    : counted
+  const inserted = await query
+    .insertInto('products')
+    .values((eb) => ({
+      ...row,
+      slug: eb
+        .selectFrom('claim')
+        .select(
+          sql<string>`case when claim.claims = 1 then ${base} else ${base} || '-' || claim.last_suffix end`.as(
+            'slug',
+          ),
+        ),
+    }))
+    .returning('slug')
     .executeTakeFirstOrThrow()
-  return row.last_suffix
+  return inserted.slug
+}
+
+/** Claims `slug` for one more product; its first claim returns claims = 1. */
+function claimSlug(db: QueryCreator<DB>, storeId: string, slug: string) {
+  return db
+    .insertInto('slug_counters')
+    .values({ store_id: storeId, slug, claims: 1, last_suffix: 1 })
+    .onConflict((oc) =>
+      oc.columns(['store_id', 'slug']).doUpdateSet((eb) => ({
+        claims: eb('slug_counters.claims', '+', 1),
+        last_suffix: eb
+          .case()
+          .when('slug_counters.claims', '>', 0)
+          .then(eb('slug_counters.last_suffix', '+', 1))
+          .else(eb.ref('slug_counters.last_suffix'))
+          .end(),
+      })),
+    )
+    .returning(['claims', 'last_suffix'])
+}
+
+/** Counts a suffixed slug just handed out as claimed, like a slug of its own. */
+function countSuffixedSlug(db: QueryCreator<DB>, storeId: string, slug: string) {
+  return db
+    .insertInto('slug_counters')
+    .values({ store_id: storeId, slug, claims: 1, last_suffix: 1 })
+    .onConflict((oc) =>
+      oc.columns(['store_id', 'slug']).doUpdateSet((eb) => ({
+        claims: eb('slug_counters.claims', '+', 1),
+      })),
+    )
 }
 
 /** Records that `<slug>-n` is taken, so that suffixes handed out for `slug` skip it. */
-export async function reserveSlugSuffix(
-  db: Executor,
-  storeId: string,
-  slug: string,
-  n: number,
-): Promise<void> {
-  await db
+function reserveSlugSuffix(db: QueryCreator<DB>, storeId: string, slug: string, n: number) {
+  return db
     .insertInto('slug_counters')
-    .values({ store_id: storeId, slug, taken: 0, last_suffix: n })
+    .values({ store_id: storeId, slug, claims: 0, last_suffix: n })
     .onConflict((oc) =>
       oc
         .columns(['store_id', 'slug'])
         .doUpdateSet((eb) => ({ last_suffix: eb.ref('excluded.last_suffix') }))
         .where('slug_counters.last_suffix', '<', n),
     )
-    .execute()
-}
-
-/** Records that a suffixed slug handed out (`t-shirt-2`) is taken as a slug of its own. */
-export async function markSlugTaken(db: Executor, storeId: string, slug: string): Promise<void> {
-  await db
-    .insertInto('slug_counters')
-    .values({ store_id: storeId, slug, taken: 1, last_suffix: 1 })
-    .onConflict((oc) => oc.columns(['store_id', 'slug']).doUpdateSet({ taken: 1 }))
-    .execute()
 }

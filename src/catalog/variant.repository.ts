@@ -1,22 +1,103 @@
+import { isPostgres } from '../db/database.js'
 import type { Executor, NewVariantRow, ProductRow, VariantRow } from '../db/schema.js'
 
-export async function insertVariant(db: Executor, row: NewVariantRow): Promise<void> {
-  await db.insertInto('variants').values(row).execute()
+/** What the caller decides of a new variant; price and position may be left to the product. */
+export type NewVariantFields = Omit<NewVariantRow, 'price_e4' | 'position'> & {
+  price_e4: number | null
+  position: number | null
 }
 
-/** The highest position among a product's variants, or 0 when it has none. */
-export async function highestVariantPosition(
+/**
+ * Inserts a variant, taking its default price from the product and its default position
+ * from the product's `max_variant_position` (one more than the highest so far), which is
+ * raised in the same step. The product's row is locked by that update until the insert
+ * commits, so concurrent additions to one product get distinct positions.
+ * Undefined when the store has no such product. One statement on PostgreSQL; on SQLite two,
+ * to run inside a transaction.
+ */
+export async function insertVariantIntoProduct(
   db: Executor,
-  storeId: string,
-  productId: string,
-): Promise<number> {
-  const row = await db
-    .selectFrom('variants')
-    .select((eb) => eb.fn.max('position').as('highest'))
-    .where('store_id', '=', storeId)
-    .where('product_id', '=', productId)
-    .executeTakeFirst()
-  return row?.highest ?? 0
+  fields: NewVariantFields,
+): Promise<{ price_e4: number; position: number } | undefined> {
+  const raised = raiseMaxVariantPosition(db, fields)
+  if (isPostgres(db)) {
+    return db
+      .with('product', () => raised)
+      .insertInto('variants')
+      .columns(VARIANT_INSERT_COLUMNS)
+      .expression((db) =>
+        db
+          .selectFrom('product')
+          .select((eb) => [
+            eb.cast<string>(eb.val(fields.store_id), 'text').as('store_id'),
+            eb.cast<string>(eb.val(fields.id), 'uuid').as('id'),
+            eb.cast<string>(eb.val(fields.product_id), 'uuid').as('product_id'),
+            eb.cast<string>(eb.val(fields.name), 'text').as('name'),
+            eb.cast<string | null>(eb.val(fields.sku ?? null), 'text').as('sku'),
+            eb.cast<string | null>(eb.val(fields.barcode ?? null), 'text').as('barcode'),
+            fields.price_e4 === null
+              ? eb.ref('product.price_e4').as('price_e4')
+              : eb.cast<number>(eb.val(fields.price_e4), 'bigint').as('price_e4'),
+            eb
+              .cast<number | null>(eb.val(fields.compare_at_price_e4 ?? null), 'bigint')
+              .as('compare_at_price_e4'),
+            eb.cast<string>(eb.val(fields.options), 'json').as('options'),
+            eb.cast<string | null>(eb.val(fields.options_key ?? null), 'text').as('options_key'),
+            fields.position === null
+              ? eb.ref('product.max_variant_position').as('position')
+              : eb.cast<number>(eb.val(fields.position), 'integer').as('position'),
+            eb.cast<string>(eb.val(fields.created_at), 'timestamptz').as('created_at'),
+            eb.cast<string>(eb.val(fields.updated_at), 'timestamptz').as('updated_at'),
+          ]),
+      )
+      .returning(['price_e4', 'position'])
+      .executeTakeFirst()
+  }
+  const product = await raised.executeTakeFirst()
+  if (!product) return undefined
+  const row = {
+    ...fields,
+    price_e4: fields.price_e4 ?? product.price_e4,
+    position: fields.position ?? product.max_variant_position,
+  }
+  await db.insertInto('variants').values(row).execute()
+  return { price_e4: row.price_e4, position: row.position }
+}
+
+const VARIANT_INSERT_COLUMNS = [
+  'store_id',
+  'id',
+  'product_id',
+  'name',
+  'sku',
+  'barcode',
+  'price_e4',
+  'compare_at_price_e4',
+  'options',
+  'options_key',
+  'position',
+  'created_at',
+  'updated_at',
+] as const
+
+/** Raises the product's max_variant_position to the new variant's position, and returns it. */
+function raiseMaxVariantPosition(db: Executor, fields: NewVariantFields) {
+  return db
+    .updateTable('products')
+    .set((eb) => ({
+      max_variant_position:
+        fields.position === null
+          ? eb('max_variant_position', '+', 1)
+          : eb
+              .case()
+              .when('max_variant_position', '<', fields.position)
+              .then(fields.position)
+              .else(eb.ref('max_variant_position'))
+              .end(),
+    }))
+    .where('store_id', '=', fields.store_id)
+    .where('id', '=', fields.product_id)
+    .returning(['price_e4', 'max_variant_position'])
 }
 
 /**
@@ -67,6 +148,7 @@ export async function findProductWithVariantRows(
     sku: first.sku,
     barcode: first.barcode,
     tax_rate: first.tax_rate,
+    max_variant_position: first.max_variant_position,
     created_at: first.created_at,
     updated_at: first.updated_at,
   }

@@ -27,6 +27,12 @@ export interface Database {
    */
   write<T>(work: (tx: Transaction<DB>) => Promise<T>): Promise<T>
   /**
+   * Runs a unit of work whose repository functions make it atomic on PostgreSQL without a
+   * transaction block (each is a single statement there): it runs as is, sparing the BEGIN
+   * and COMMIT round trips. On SQLite it is an ordinary write, in the group commit.
+   */
+  writeAtomic<T>(work: (db: Executor) => Promise<T>): Promise<T>
+  /**
    * A number that changes whenever API keys may have changed, in this process or another
    * (the CLI), or undefined while such changes cannot be seen (then nothing may be cached).
    * SQLite: its data_version, which moves when another connection commits. PostgreSQL: the
@@ -76,12 +82,14 @@ function openSqlite(path: string): Database {
   const kysely = new Kysely<DB>({
     dialect: new SqliteDialect({ database: withStatementCache(handle) }),
   })
+  const groupCommit = createGroupCommit(kysely)
   let keysVersion = 0
   let dataVersion: unknown
   return {
     dialect: 'sqlite',
     kysely,
-    write: createGroupCommit(kysely),
+    write: groupCommit,
+    writeAtomic: groupCommit,
     keysVersion: () => {
       if (!handle.open) return undefined
       const current = handle.pragma('data_version', { simple: true })
@@ -150,6 +158,7 @@ function openPostgres(url: string, options: DatabaseOptions): Database {
     dialect: 'postgres',
     kysely,
     write: (work) => withRetryOnConflictAbort(() => kysely.transaction().execute(work)),
+    writeAtomic: (work) => withRetryOnConflictAbort(() => work(kysely)),
     keysVersion: () => keyChanges.version(),
     keysChanged: async () => {
       keyChanges.changedHere()

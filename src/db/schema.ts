@@ -36,19 +36,22 @@ export interface ProductTable {
   sku: string | null
   barcode: string | null
   tax_rate: number | null
+  /** The highest position among the product's variants, 0 when it has none. */
+  max_variant_position: ColumnType<number, number | undefined, number>
   created_at: Timestamp
   updated_at: Timestamp
 }
 
 /**
- * Per store and slug: whether a product has the slug itself (`taken`, 0 or 1), and the
- * highest N for which `<slug>-N` is known to be taken (`last_suffix`, 1 when none is).
- * The next free suffix is then one update away, however many products share a name.
+ * Per store and slug: how many times the slug itself was handed out (`claims`: 0, or 1 and
+ * more once a product has it), and the highest N for which `<slug>-N` is known to be taken
+ * (`last_suffix`, 1 when none is). The next free suffix is one upsert away, however many
+ * products share a name.
  */
 export interface SlugCounterTable {
   store_id: string
   slug: string
-  taken: number
+  claims: number
   last_suffix: number
 }
 

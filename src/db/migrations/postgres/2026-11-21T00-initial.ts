@@ -30,6 +30,7 @@ export async function up(db: Kysely<any>): Promise<void> {
       sku text,
       barcode text,
       tax_rate double precision,
+      max_variant_position bigint not null default 0,
       created_at timestamptz not null,
       updated_at timestamptz not null,
       primary key (store_id, id),
@@ -47,7 +48,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     create table slug_counters (
       store_id text not null,
       slug text not null,
-      taken smallint not null check (taken in (0, 1)),
+      claims bigint not null,
       last_suffix bigint not null,
       primary key (store_id, slug)
     )

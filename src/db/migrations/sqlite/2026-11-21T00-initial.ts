@@ -28,6 +28,7 @@ export async function up(db: Kysely<any>): Promise<void> {
       sku text,
       barcode text,
       tax_rate real,
+      max_variant_position integer not null default 0,
       created_at text not null,
       updated_at text not null,
       primary key (store_id, id),
@@ -45,7 +46,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     create table slug_counters (
       store_id text not null,
       slug text not null,
-      taken integer not null check (taken in (0, 1)),
+      claims integer not null,
       last_suffix integer not null,
       primary key (store_id, slug)
     ) strict, without rowid

@@ -29,7 +29,7 @@ export function createProduct(
 }
 
 /** The unit of work behind createProduct. */
-export async function createProductIn(
+async function createProductIn(
   db: Executor,
   storeId: string,
   input: CreateProductInput,
@@ -64,7 +64,7 @@ export function addVariant(
 }
 
 /** The unit of work behind addVariant. */
-export async function addVariantIn(
+async function addVariantIn(
   db: Executor,
   storeId: string,
   productId: string,

@@ -83,6 +83,7 @@ function openSqlite(path: string): Database {
     dialect: new SqliteDialect({ database: withStatementCache(handle) }),
   })
   const groupCommit = createGroupCommit(kysely)
+  const readDataVersion = handle.prepare('pragma data_version').pluck()
   let keysVersion = 0
   let dataVersion: unknown
   return {
@@ -92,7 +93,7 @@ function openSqlite(path: string): Database {
     writeAtomic: groupCommit,
     keysVersion: () => {
       if (!handle.open) return undefined
-      const current = handle.pragma('data_version', { simple: true })
+      const current = readDataVersion.get()
       if (current !== dataVersion) {
         dataVersion = current
         keysVersion++

@@ -1,0 +1,55 @@
+/** Data made through a server's API before a measurement (never timed). */
+import { HttpClient } from './http-client.js'
+import { buildRequest, randomTag, type RequestSpec } from './requests.js'
+import type { RunningServer } from './targets.js'
+
+const tag = randomTag()
+let requestNumber = 0
+
+export function apiClient(server: RunningServer, maxSockets = 8): HttpClient {
+  return new HttpClient(server.url, { authorization: `Bearer ${server.key}` }, maxSockets)
+}
+
+/** Creates `count` products, `concurrency` at a time; all named `name`, or each uniquely. */
+export async function createProducts(
+  client: HttpClient,
+  count: number,
+  options: { name?: string; concurrency?: number } = {},
+): Promise<string[]> {
+  const spec: RequestSpec = { kind: 'create-product', ...options }
+  const ids: string[] = []
+  await concurrently(count, options.concurrency ?? 4, async () => {
+    const created = await client.json<{ data: { id: string } }>(
+      buildRequest(spec, tag, requestNumber++),
+    )
+    ids.push(created.data.id)
+  })
+  return ids
+}
+
+/** Adds `perProduct` variants, with unique skus and options, to each product. */
+export async function addVariants(
+  client: HttpClient,
+  productIds: string[],
+  perProduct: number,
+): Promise<void> {
+  for (const productId of productIds) {
+    for (let i = 0; i < perProduct; i++) {
+      await client.json(
+        buildRequest({ kind: 'add-variant', productIds: [productId] }, tag, requestNumber++),
+      )
+    }
+  }
+}
+
+/** Runs `task` `count` times with at most `concurrency` at once. */
+async function concurrently(count: number, concurrency: number, task: () => Promise<void>) {
+  let started = 0
+  const worker = async () => {
+    while (started < count) {
+      started++
+      await task()
+    }
+  }
+  await Promise.all(Array.from({ length: Math.min(concurrency, count) }, worker))
+}

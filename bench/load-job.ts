@@ -1,0 +1,106 @@
+import { fileURLToPath } from 'node:url'
+import type { Cleanup } from './cleanup.js'
+import { forkChild } from './processes.js'
+import type { RequestSpec } from './requests.js'
+import type { LatencySummary } from './stats.js'
+
+/** The server a job sends its requests to. */
+export interface JobTarget {
+  /** http://127.0.0.1:<port> */
+  url: string
+  /** Sent as `Authorization: Bearer <key>` to every server, baselines included. */
+  key: string
+}
+
+/** Closed-loop load: each connection sends its next request when the last one is answered. */
+export interface LoadJob {
+  target: JobTarget
+  /** Each connection cycles through these, one request of each in turn. */
+  specs: RequestSpec[]
+  connections: number
+  /** Either a time or a number of requests. */
+  until: { seconds: number } | { requests: number }
+}
+
+export interface LoadResult {
+  /** Responses received, whatever their status. */
+  responses: number
+  elapsedS: number
+  reqPerS: number
+  latency: LatencySummary
+  statusCounts: Record<string, number>
+  non2xx: number
+  /** Connection errors and timeouts. */
+  errors: number
+  /** CPU used by the load generator itself; near 100 means the client may be the limit. */
+  clientCpuPercent: number
+}
+
+/** Requests one at a time, arms alternating in blocks so that drift hits every arm alike. */
+export interface SequenceJob {
+  target: JobTarget
+  arms: { label: string; spec: RequestSpec }[]
+  perArm: number
+  block: number
+}
+
+export interface SequenceArmResult {
+  label: string
+  latency: LatencySummary
+  statusCounts: Record<string, number>
+  non2xx: number
+}
+
+type Job = { kind: 'load'; job: LoadJob } | { kind: 'sequence'; job: SequenceJob }
+
+export type JobMessage = Job & { id: number }
+
+export type ReplyMessage =
+  { id: number; result: LoadResult | SequenceArmResult[] } | { id: number; error: string }
+
+/** The load generator: one child process (load.ts) that runs the jobs it is sent, one at a time. */
+export interface LoadGenerator {
+  readonly pid: number
+  load(job: LoadJob): Promise<LoadResult>
+  sequence(job: SequenceJob): Promise<SequenceArmResult[]>
+  stop(): Promise<void>
+}
+
+const LOAD_SCRIPT = fileURLToPath(new URL('./load.ts', import.meta.url))
+
+export function startLoadGenerator(cleanup: Cleanup): LoadGenerator {
+  const child = forkChild(cleanup, 'load generator', LOAD_SCRIPT, ['--import', 'tsx'])
+  const pending = new Map<
+    number,
+    { resolve: (value: unknown) => void; reject: (e: Error) => void }
+  >()
+  let nextId = 1
+
+  child.process.on('message', (message: ReplyMessage) => {
+    const waiter = pending.get(message.id)
+    if (!waiter) return
+    pending.delete(message.id)
+    if ('error' in message) waiter.reject(new Error(`load generator: ${message.error}`))
+    else waiter.resolve(message.result)
+  })
+  void child.exited.then((code) => {
+    for (const waiter of pending.values())
+      waiter.reject(new Error(`load generator exited (${code})`))
+    pending.clear()
+  })
+
+  function send<T>(message: Job): Promise<T> {
+    const id = nextId++
+    return new Promise<T>((resolve, reject) => {
+      pending.set(id, { resolve: resolve as (value: unknown) => void, reject })
+      child.process.send({ ...message, id })
+    })
+  }
+
+  return {
+    pid: child.pid,
+    load: (job) => send<LoadResult>({ kind: 'load', job }),
+    sequence: (job) => send<SequenceArmResult[]>({ kind: 'sequence', job }),
+    stop: child.stop,
+  }
+}

@@ -1,0 +1,133 @@
+/**
+ * The load generator, a child process of run.ts so that its CPU is not the orchestrator's:
+ * runs each job it is sent over IPC (autocannon, or timed requests one at a time) and
+ * answers with the figures. Exits when its parent goes away.
+ */
+import autocannon from 'autocannon'
+import { assertLocalUrl, HttpClient } from './http-client.js'
+import type {
+  JobMessage,
+  JobTarget,
+  LoadJob,
+  LoadResult,
+  ReplyMessage,
+  SequenceArmResult,
+  SequenceJob,
+} from './load-job.js'
+import { buildRequest, randomTag, type RequestSpec } from './requests.js'
+import { summarizeLatencies } from './stats.js'
+
+/** Names, skus and options stay unique across every job of this process (warm-ups too). */
+const tag = randomTag()
+let requestNumber = 0
+
+function nextRequest(spec: RequestSpec, target: JobTarget): autocannon.Request {
+  const request = buildRequest(spec, tag, requestNumber++)
+  return {
+    method: request.method,
+    path: request.path,
+    headers: {
+      authorization: `Bearer ${target.key}`,
+      ...(request.body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
+    ...(request.body === undefined ? {} : { body: request.body }),
+  }
+}
+
+function runLoad(job: LoadJob): Promise<LoadResult> {
+  assertLocalUrl(job.target.url)
+  const latencies: number[] = []
+  const statusCounts: Record<string, number> = {}
+  const cpuAtStart = process.cpuUsage()
+  const startedAt = performance.now()
+  return new Promise((resolve, reject) => {
+    const instance = autocannon(
+      {
+        url: job.target.url,
+        connections: job.connections,
+        ...('seconds' in job.until
+          ? { duration: job.until.seconds }
+          : { amount: job.until.requests }),
+        timeout: 30,
+        requests: job.specs.map((spec) => ({
+          // Spread over autocannon's own fields (host, port) and replace method, path, body.
+          setupRequest: (request: autocannon.Request) => ({
+            ...request,
+            ...nextRequest(spec, job.target),
+          }),
+        })),
+      },
+      (error: unknown, result: autocannon.Result) => {
+        if (error) {
+          reject(error instanceof Error ? error : new Error(String(error)))
+          return
+        }
+        const elapsedS = (performance.now() - startedAt) / 1000
+        const cpu = process.cpuUsage(cpuAtStart)
+        const non2xx = Object.entries(statusCounts)
+          .filter(([status]) => !status.startsWith('2'))
+          .reduce((sum, [, count]) => sum + count, 0)
+        resolve({
+          responses: latencies.length,
+          elapsedS,
+          reqPerS: latencies.length / elapsedS,
+          latency: summarizeLatencies(latencies),
+          statusCounts,
+          non2xx,
+          errors: result.errors,
+          clientCpuPercent: (100 * (cpu.user + cpu.system)) / 1e6 / elapsedS,
+        })
+      },
+    )
+    // autocannon's own histogram keeps whole milliseconds; these are exact.
+    instance.on('response', (_client, statusCode, _bytes, responseTime) => {
+      latencies.push(responseTime)
+      statusCounts[statusCode] = (statusCounts[statusCode] ?? 0) + 1
+    })
+  })
+}
+
+async function runSequence(job: SequenceJob): Promise<SequenceArmResult[]> {
+  const client = new HttpClient(job.target.url, { authorization: `Bearer ${job.target.key}` }, 1)
+  const arms = job.arms.map((arm) => ({
+    ...arm,
+    latencies: [] as number[],
+    statusCounts: {} as Record<string, number>,
+  }))
+  try {
+    for (let done = 0; done < job.perArm; done += job.block) {
+      for (const arm of arms) {
+        for (let i = 0; i < Math.min(job.block, job.perArm - done); i++) {
+          const request = buildRequest(arm.spec, tag, requestNumber++)
+          const startedAt = performance.now()
+          const response = await client.send(request)
+          arm.latencies.push(performance.now() - startedAt)
+          arm.statusCounts[response.status] = (arm.statusCounts[response.status] ?? 0) + 1
+        }
+      }
+    }
+  } finally {
+    client.close()
+  }
+  return arms.map((arm) => ({
+    label: arm.label,
+    latency: summarizeLatencies(arm.latencies),
+    statusCounts: arm.statusCounts,
+    non2xx: arm.latencies.length - (arm.statusCounts[200] ?? 0),
+  }))
+}
+
+async function handle(message: JobMessage): Promise<ReplyMessage> {
+  try {
+    const result =
+      message.kind === 'load' ? await runLoad(message.job) : await runSequence(message.job)
+    return { id: message.id, result }
+  } catch (error) {
+    return { id: message.id, error: error instanceof Error ? error.message : String(error) }
+  }
+}
+
+process.on('message', (message: JobMessage) => {
+  void handle(message).then((reply) => process.send?.(reply))
+})
+process.on('disconnect', () => process.exit(0))

@@ -1,0 +1,228 @@
+/** The run's results as one document: figures, ratios to the baselines, goals, failures. */
+import { mkdirSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import prettier from 'prettier'
+import type { MachineFacts } from './machine.js'
+import type { WindowFigures } from './measure.js'
+import type { ScaleFigures } from './scale.js'
+import { SCENARIO_LABELS, type Scenario, type ScenarioRun } from './scenarios.js'
+import type { SoakFigures } from './soak.js'
+import { ratio } from './stats.js'
+import { SERVER_LABELS, type Dialect, type ServerKind } from './targets.js'
+
+/** A target of issue 3, checked against a ratio (or a size); reported, never fatal. */
+export interface Goal {
+  figure: string
+  op: '>=' | '<=' | '<'
+  value: number
+  /** Printed after the value: ' MiB', ' %', or nothing for a ratio. */
+  unit: string
+  /** Null when the figure was not measured (BENCH_LONG, say). */
+  met: boolean | null
+}
+
+/** Issue 3's scale goals for one dialect. */
+export interface ScaleGoals {
+  dialect: Dialect
+  millionProducts: Goal
+  sameName: Goal
+  deepPage: Goal
+  peakRssAfter100k: Goal
+  peakRssAfter1M: Goal
+  rssGrowth: Goal
+}
+
+/** The service's figures over one baseline's, for one scenario. */
+export interface Comparison {
+  dialect: Dialect
+  scenario: Scenario
+  baseline: ServerKind
+  reqPerS: number | null
+  p50: number | null
+  p99: number | null
+  peakRss: number | null
+  goals: Goal[]
+}
+
+export interface BenchReport {
+  startedAt: string
+  finishedAt: string
+  runSeconds: number
+  command: string
+  settings: {
+    warmupS: number
+    durationS: number
+    connections: number
+    dialects: Dialect[]
+    long: boolean
+    scale: boolean
+  }
+  machine: MachineFacts
+  runs: ScenarioRun[]
+  comparisons: Comparison[]
+  scale: ScaleFigures[]
+  soak: SoakFigures[]
+  scaleGoals: ScaleGoals[]
+  /** Why the run failed: errors or non-2xx answers anywhere, or acknowledged rows missing. */
+  failures: string[]
+  /** Why some figures may be off, though the run did not fail. */
+  warnings: string[]
+}
+
+/** The baselines of each dialect; the first is the one the issue's goals are set against. */
+export const BASELINES: Record<Dialect, Exclude<ServerKind, 'service'>[]> = {
+  sqlite: ['bare-normal', 'bare-full'],
+  postgres: ['bare-pg'],
+}
+
+/** Issue 3: least service/baseline req/s per scenario against the first baseline. */
+const REQ_PER_S_GOALS: Partial<Record<Scenario, number>> = {
+  'create-product': 0.75,
+  'add-variant': 0.7,
+  'get-product': 0.75,
+}
+const P99_RATIO_GOAL = 2
+
+export function compare(runs: ScenarioRun[]): Comparison[] {
+  const comparisons: Comparison[] = []
+  for (const service of runs.filter((run) => run.server === 'service')) {
+    BASELINES[service.dialect].forEach((kind, index) => {
+      const base = runs.find(
+        (run) =>
+          run.server === kind &&
+          run.dialect === service.dialect &&
+          run.scenario === service.scenario,
+      )
+      if (!base) return
+      const reqPerS = ratio(service.reqPerS, base.reqPerS)
+      const p99 = ratio(service.p99Ms, base.p99Ms)
+      const reqGoal = REQ_PER_S_GOALS[service.scenario]
+      comparisons.push({
+        dialect: service.dialect,
+        scenario: service.scenario,
+        baseline: kind,
+        reqPerS,
+        p50: ratio(service.p50Ms, base.p50Ms),
+        p99,
+        peakRss: ratio(service.peakRssMiB, base.peakRssMiB),
+        goals:
+          index > 0
+            ? []
+            : [
+                ...(reqGoal === undefined ? [] : [goal('req/s', '>=', reqGoal, reqPerS)]),
+                goal('p99', '<=', P99_RATIO_GOAL, p99),
+              ],
+      })
+    })
+  }
+  return comparisons
+}
+
+export function goal(
+  figure: string,
+  op: Goal['op'],
+  value: number,
+  actual: number | null,
+  unit = '',
+): Goal {
+  const met =
+    actual === null
+      ? null
+      : op === '>='
+        ? actual >= value
+        : op === '<='
+          ? actual <= value
+          : actual < value
+  return { figure, op, value, unit, met }
+}
+
+export function scaleGoals(scale: ScaleFigures, soak: SoakFigures | undefined): ScaleGoals {
+  const peak = (requests: number) =>
+    soak?.checkpoints.find((checkpoint) => checkpoint.requests === requests)?.peakRssMiB ?? null
+  return {
+    dialect: scale.dialect,
+    millionProducts: goal('req/s ratio', '>=', 0.9, scale.millionProducts.ratio),
+    sameName: goal('speed ratio', '>=', 0.9, scale.sameName.speedRatio),
+    deepPage: goal('p50 ratio', '<=', 1.5, scale.deepPage.p50Ratio),
+    peakRssAfter100k: goal('peak RSS', '<=', 150, peak(100_000), ' MiB'),
+    peakRssAfter1M: goal('peak RSS', '<=', 150, peak(1_000_000), ' MiB'),
+    rssGrowth: goal('RSS growth', '<', 10, soak?.growthPercent ?? null, ' %'),
+  }
+}
+
+/** Every window, warm-up, sequence and soak that saw a non-2xx answer or a connection error. */
+export function findFailures(
+  runs: ScenarioRun[],
+  scale: ScaleFigures[],
+  soak: SoakFigures[],
+): string[] {
+  const failures: string[] = []
+  const check = (what: string, counts: { non2xx: number; errors: number }) => {
+    if (counts.non2xx > 0 || counts.errors > 0) {
+      failures.push(`${what}: ${counts.non2xx} non-2xx answers, ${counts.errors} errors`)
+    }
+  }
+  for (const run of runs) {
+    const what = `${SERVER_LABELS[run.server]} (${run.dialect}), ${SCENARIO_LABELS[run.scenario]}`
+    check(what, run)
+    check(`${what}, warm-up`, run.warmup)
+    // In-flight requests cut off at the end of a window may add rows no one counted: more is fine.
+    if (run.stored && run.stored.found < run.stored.acknowledged) {
+      failures.push(
+        `${what}: ${run.stored.acknowledged} creates answered 200 but only ${run.stored.found} ${run.stored.table} rows were stored`,
+      )
+    }
+  }
+  for (const figures of scale) {
+    const what = `scale (${figures.dialect})`
+    check(`${what}, create product on a 1M store`, figures.millionProducts.millionStore)
+    check(`${what}, its warm-up`, figures.millionProducts.millionStore.warmup)
+    check(`${what}, same name at full load`, figures.sameName.concurrentSameName)
+    check(`${what}, its warm-up`, figures.sameName.concurrentSameName.warmup)
+    check(`${what}, one-at-a-time requests`, { non2xx: figures.sequentialNon2xx, errors: 0 })
+  }
+  for (const figures of soak) {
+    for (const checkpoint of figures.checkpoints) {
+      check(`soak (${figures.dialect}) to ${checkpoint.requests} requests`, checkpoint)
+    }
+  }
+  return failures
+}
+
+/** Share of one core that other work on the machine may take before a window is suspect. */
+const FOREIGN_CPU_LIMIT = 15
+
+/** Windows during which something besides the benchmark kept the 2 cores busy. */
+export function findWarnings(runs: ScenarioRun[], scale: ScaleFigures[]): string[] {
+  const windows: [string, WindowFigures][] = [
+    ...runs.map((run): [string, WindowFigures] => [
+      `${SERVER_LABELS[run.server]} (${run.dialect}), ${SCENARIO_LABELS[run.scenario]}`,
+      run,
+    ]),
+    ...scale.flatMap((figures): [string, WindowFigures][] => [
+      [`scale (${figures.dialect}), create on a 1M store`, figures.millionProducts.millionStore],
+      [`scale (${figures.dialect}), same name at full load`, figures.sameName.concurrentSameName],
+    ]),
+  ]
+  return windows
+    .filter(([, figures]) => figures.foreignCpuPercent > FOREIGN_CPU_LIMIT)
+    .map(
+      ([what, figures]) =>
+        `${what}: other processes used ${figures.foreignCpuPercent.toFixed(0)} % of a core meanwhile`,
+    )
+}
+
+/**
+ * Writes results/<start time>-<dialects>.json and results/latest.json; returns the first
+ * path. Formatted as the project's Prettier would, so that its format check passes on them.
+ */
+export async function writeReport(report: BenchReport, dir: string): Promise<string> {
+  mkdirSync(dir, { recursive: true })
+  const stamp = report.startedAt.replace(/\.\d+Z$/, 'Z').replaceAll(':', '-')
+  const path = join(dir, `${stamp}-${report.settings.dialects.join('-')}.json`)
+  const options = await prettier.resolveConfig(path)
+  const json = await prettier.format(JSON.stringify(report), { ...options, filepath: path })
+  writeFileSync(path, json)
+  writeFileSync(join(dir, 'latest.json'), json)
+  return path
+}

@@ -1,0 +1,94 @@
+import type { BenchConfig } from './config.js'
+import { addVariants, apiClient, createProducts } from './fixtures.js'
+import type { LoadGenerator } from './load-job.js'
+import { measureWindow, type WindowFigures } from './measure.js'
+import type { RequestSpec } from './requests.js'
+import { countRows, type CountedTable } from './stored-rows.js'
+import type { Dialect, RunningServer, ServerKind } from './targets.js'
+
+export const SCENARIOS = ['create-product', 'add-variant', 'get-product', 'list-page'] as const
+export type Scenario = (typeof SCENARIOS)[number]
+
+export const SCENARIO_LABELS: Record<Scenario, string> = {
+  'create-product': 'create product',
+  'add-variant': 'add variant',
+  'get-product': 'get product',
+  'list-page': 'list page',
+}
+
+/** Products the add-variant load is spread over, so that no product gets a huge variant list. */
+const VARIANT_TARGET_PRODUCTS = 200
+/** Products the get-product load reads, each with a few variants. */
+const READ_PRODUCTS = 100
+const VARIANTS_PER_READ_PRODUCT = 3
+
+export interface ScenarioRun extends WindowFigures {
+  server: ServerKind
+  dialect: Dialect
+  scenario: Scenario
+  /** For the writes: rows the warm-up and window answered 200 for, and rows the table gained. */
+  stored?: { table: CountedTable; acknowledged: number; found: number }
+}
+
+/** The table each write scenario adds to. */
+const WRITES: Partial<Record<Scenario, CountedTable>> = {
+  'create-product': 'products',
+  'add-variant': 'variants',
+}
+
+/** Every scenario, in order, against one freshly started server. */
+export async function runScenarios(
+  server: RunningServer,
+  load: LoadGenerator,
+  config: BenchConfig,
+  log: (line: string) => void,
+): Promise<ScenarioRun[]> {
+  const runs: ScenarioRun[] = []
+  for (const scenario of SCENARIOS) {
+    const specs = await prepare(server, scenario)
+    const table = WRITES[scenario]
+    const rowsBefore = table ? await countRows(server.databaseUrl, table) : 0
+    const figures = await measureWindow(server, load, config, specs)
+    const stored = table && {
+      table,
+      acknowledged: ok(figures) + ok(figures.warmup),
+      found: (await countRows(server.databaseUrl, table)) - rowsBefore,
+    }
+    log(
+      `  ${SCENARIO_LABELS[scenario].padEnd(15)} ${figures.reqPerS.toFixed(0).padStart(7)} req/s` +
+        `  p50 ${figures.p50Ms.toFixed(2)} ms  p99 ${figures.p99Ms.toFixed(2)} ms` +
+        `  non-2xx ${figures.non2xx}  errors ${figures.errors}`,
+    )
+    runs.push({ server: server.kind, dialect: server.dialect, scenario, ...figures, stored })
+  }
+  return runs
+}
+
+const ok = (counts: { responses: number; non2xx: number }) => counts.responses - counts.non2xx
+
+/** Makes the data a scenario needs, through the server's own API; returns its requests. */
+async function prepare(server: RunningServer, scenario: Scenario): Promise<RequestSpec[]> {
+  const client = apiClient(server)
+  try {
+    switch (scenario) {
+      case 'create-product':
+        return [{ kind: 'create-product' }]
+      case 'add-variant':
+        return [
+          {
+            kind: 'add-variant',
+            productIds: await createProducts(client, VARIANT_TARGET_PRODUCTS),
+          },
+        ]
+      case 'get-product': {
+        const productIds = await createProducts(client, READ_PRODUCTS)
+        await addVariants(client, productIds, VARIANTS_PER_READ_PRODUCT)
+        return [{ kind: 'get-product', productIds }]
+      }
+      case 'list-page':
+        return [{ kind: 'list-page' }]
+    }
+  } finally {
+    client.close()
+  }
+}

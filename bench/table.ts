@@ -1,0 +1,190 @@
+/** The report as text for the terminal: one table per dialect, then the scale figures. */
+import { BASELINES, type BenchReport, type Goal, type ScaleGoals } from './report.js'
+import { SCENARIO_LABELS, SCENARIOS } from './scenarios.js'
+import { SERVER_LABELS, type Dialect, type ServerKind } from './targets.js'
+
+const DIALECT_LABELS: Record<Dialect, string> = { sqlite: 'SQLite', postgres: 'PostgreSQL' }
+const BASELINE_SHORT: Record<ServerKind, string> = {
+  service: 'service',
+  'bare-normal': 'NORMAL',
+  'bare-full': 'FULL',
+  'bare-pg': 'pg',
+}
+
+export function formatReport(report: BenchReport): string {
+  const { settings } = report
+  const sections = [
+    `Catalogue service benchmark: ${settings.connections} connections, ` +
+      `${settings.warmupS} s warm-up, ${settings.durationS} s measured per scenario`,
+    ...settings.dialects.map((dialect) => mainTable(report, dialect)),
+  ]
+  if (settings.scale) sections.push(scaleTable(report))
+  return sections.join('\n\n')
+}
+
+function mainTable(report: BenchReport, dialect: Dialect): string {
+  const rows: string[][] = [
+    [
+      DIALECT_LABELS[dialect],
+      'req/s',
+      'p50 ms',
+      'p99 ms',
+      'non-2xx',
+      'errors',
+      'peak RSS MiB',
+      'CPU server/load %',
+      '',
+    ],
+  ]
+  for (const scenario of SCENARIOS) {
+    rows.push([SCENARIO_LABELS[scenario]])
+    for (const server of ['service', ...BASELINES[dialect]] as ServerKind[]) {
+      const run = report.runs.find(
+        (r) => r.server === server && r.dialect === dialect && r.scenario === scenario,
+      )
+      if (!run) continue
+      rows.push([
+        `  ${SERVER_LABELS[server]}`,
+        whole(run.reqPerS),
+        fixed(run.p50Ms),
+        fixed(run.p99Ms),
+        String(run.non2xx + run.warmup.non2xx),
+        String(run.errors + run.warmup.errors),
+        fixed(run.peakRssMiB, 1),
+        `${run.serverCpuPercent.toFixed(0)}/${run.clientCpuPercent.toFixed(0)}`,
+        '',
+      ])
+    }
+    for (const c of report.comparisons.filter(
+      (c) => c.dialect === dialect && c.scenario === scenario,
+    )) {
+      rows.push([
+        `  service / ${BASELINE_SHORT[c.baseline]}`,
+        times(c.reqPerS),
+        times(c.p50),
+        times(c.p99),
+        '',
+        '',
+        times(c.peakRss),
+        '',
+        c.goals.map(goalText).join(', '),
+      ])
+    }
+  }
+  return render(rows)
+}
+
+/** The scale table's lines, also drawn in the chart. */
+export function scaleLines(report: BenchReport): string[] {
+  return scaleTable(report).split('\n')
+}
+
+function scaleTable(report: BenchReport): string {
+  const dialects = report.settings.dialects
+  const header = [
+    'Scale of the service (ratios within this run)',
+    ...dialects.map((d) => DIALECT_LABELS[d]),
+    'goal',
+  ]
+  const rows: string[][] = [header]
+  const scale = (d: Dialect) => report.scale.find((s) => s.dialect === d)
+  const soak = (d: Dialect) => report.soak.find((s) => s.dialect === d)
+  const line = (
+    label: string,
+    cell: (d: Dialect) => string,
+    goal?: keyof Omit<ScaleGoals, 'dialect'>,
+  ) => {
+    const goals = (d: Dialect) => goal && report.scaleGoals.find((g) => g.dialect === d)?.[goal]
+    const shown = goals(dialects[0]!)
+    rows.push([
+      label,
+      ...dialects.map((d) => (goals(d)?.met === false ? `${cell(d)} (missed)` : cell(d))),
+      shown ? `${shown.op} ${shown.value}${shown.unit}` : '',
+    ])
+  }
+
+  line(
+    '(a) create product req/s, 1M products / empty store',
+    (d) => times(scale(d)?.millionProducts.ratio),
+    'millionProducts',
+  )
+  line('      req/s: 1M store / empty store', (d) => {
+    const m = scale(d)?.millionProducts
+    return m ? `${whole(m.millionStore.reqPerS)} / ${whole(m.emptyStoreReqPerS)}` : '-'
+  })
+  line(
+    '(b) 10,001st same name: fresh p50 / same-name p50',
+    (d) => times(scale(d)?.sameName.speedRatio),
+    'sameName',
+  )
+  line('      p50 ms, same name / fresh name', (d) => {
+    const s = scale(d)?.sameName
+    return s ? `${fixed(s.sameNameLatency.p50)} / ${fixed(s.freshNameLatency.p50)}` : '-'
+  })
+  line('      p99 ms, same name / fresh name', (d) => {
+    const s = scale(d)?.sameName
+    return s ? `${fixed(s.sameNameLatency.p99)} / ${fixed(s.freshNameLatency.p99)}` : '-'
+  })
+  line('      16 connections, req/s same name / unique names', (d) => {
+    const s = scale(d)?.sameName
+    return s
+      ? `${times(s.concurrentRatio)} (${whole(s.concurrentSameName.reqPerS)} / ${whole(scale(d)!.millionProducts.millionStore.reqPerS)})`
+      : '-'
+  })
+  line('(c) list page 1,000 / page 1, p50', (d) => times(scale(d)?.deepPage.p50Ratio), 'deepPage')
+  line('      p50 ms, page 1,000 / page 1', (d) => {
+    const p = scale(d)?.deepPage
+    return p ? `${fixed(p.deepPageLatency.p50)} / ${fixed(p.firstPageLatency.p50)}` : '-'
+  })
+  line('      p99 ms, page 1,000 / page 1', (d) => {
+    const p = scale(d)?.deepPage
+    return p ? `${fixed(p.deepPageLatency.p99)} / ${fixed(p.firstPageLatency.p99)}` : '-'
+  })
+  for (const requests of [100_000, 1_000_000]) {
+    line(
+      `(d) peak RSS MiB after ${requests.toLocaleString('en')} requests`,
+      (d) => {
+        const checkpoint = soak(d)?.checkpoints.find((c) => c.requests === requests)
+        if (checkpoint) return fixed(checkpoint.peakRssMiB, 1)
+        return requests > 100_000 && !report.settings.long ? 'BENCH_LONG=1' : '-'
+      },
+      requests === 100_000 ? 'peakRssAfter100k' : 'peakRssAfter1M',
+    )
+  }
+  line(
+    '    peak RSS growth, 100k to 1M requests',
+    (d) => {
+      const growth = soak(d)?.growthPercent
+      return growth == null ? '-' : `${growth.toFixed(1)} %`
+    },
+    'rssGrowth',
+  )
+  return render(rows)
+}
+
+/** Columns padded to their widest cell: the first left-aligned, the others right-aligned, the last left. */
+function render(rows: string[][]): string {
+  const columns = Math.max(...rows.map((row) => row.length))
+  const widths = Array.from({ length: columns }, (_, i) =>
+    Math.max(...rows.map((row) => (row[i] ?? '').length)),
+  )
+  return rows
+    .map((row) =>
+      row
+        .map((cell, i) =>
+          i === 0 || i === columns - 1 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!),
+        )
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n')
+}
+
+function goalText(goal: Goal): string {
+  const verdict = goal.met === null ? 'n/a' : goal.met ? 'met' : 'missed'
+  return `${goal.figure} ${goal.op} ${goal.value}${goal.unit}: ${verdict}`
+}
+
+const whole = (value: number) => Math.round(value).toLocaleString('en')
+const fixed = (value: number, digits = 2) => (Number.isFinite(value) ? value.toFixed(digits) : '-')
+const times = (value: number | null | undefined) => (value == null ? '-' : `${value.toFixed(2)}x`)

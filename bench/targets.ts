@@ -1,0 +1,199 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { Cleanup } from './cleanup.js'
+import { BENCH_HOST } from './http-client.js'
+import { createScratchDatabase, dropScratchDatabase, withClient } from './postgres.js'
+import { freePort, runCommand, spawnChild, waitUntilServing } from './processes.js'
+import { BENCH_STORE } from './seed.js'
+
+export type Dialect = 'sqlite' | 'postgres'
+
+/** The service, or one of the bare baselines (baseline-server.ts). */
+export type ServerKind = 'service' | 'bare-normal' | 'bare-full' | 'bare-pg'
+
+export const SERVER_LABELS: Record<ServerKind, string> = {
+  service: 'service',
+  'bare-normal': 'bare, synchronous=NORMAL',
+  'bare-full': 'bare, synchronous=FULL',
+  'bare-pg': 'bare, pg pool of 10',
+}
+
+/** A server under test, on a database of its own that goes when it stops. */
+export interface RunningServer {
+  kind: ServerKind
+  dialect: Dialect
+  /** http://127.0.0.1:<port> */
+  url: string
+  /** A read,write key of store `bench` (the baselines ignore it, but get it all the same). */
+  key: string
+  /** `sqlite:<file>` or a postgres:// URL: the server's own scratch database. */
+  databaseUrl: string
+  pid: number
+  /** The tail of what the process printed. */
+  output(): string
+  /** Stops the process, then removes its database. */
+  stop(): Promise<void>
+}
+
+export interface TargetContext {
+  cleanup: Cleanup
+  /** dist/cli/main.js of the service. */
+  serviceCli: string
+  /** The transpiled baseline-server.js. */
+  baselineScript: string
+  /** Admin URL of the PostgreSQL server, when the run covers PostgreSQL. */
+  postgresUrl: string | undefined
+}
+
+/**
+ * Starts the service on a fresh database: migrated and given a key by `catalog keys create`,
+ * then `seed` (if any) fills it directly, then `catalog serve`, rate limits off.
+ */
+export async function startService(
+  context: TargetContext,
+  dialect: Dialect,
+  seed?: (databaseUrl: string) => Promise<void>,
+): Promise<RunningServer> {
+  const database = await scratchDatabase(context, dialect)
+  try {
+    const settings = { DATABASE_URL: database.url, LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '0' }
+    const created = await runCommand(
+      process.execPath,
+      [
+        context.serviceCli,
+        'keys',
+        'create',
+        '--store',
+        BENCH_STORE,
+        '--scopes',
+        'read,write',
+        '--json',
+      ],
+      { env: childEnv(settings) },
+    )
+    const { key } = JSON.parse(created) as { key: string }
+    await seed?.(database.url)
+    return await serve(context, {
+      kind: 'service',
+      dialect,
+      database,
+      key,
+      args: [context.serviceCli, 'serve'],
+      settings,
+    })
+  } catch (error) {
+    await database.remove()
+    throw error
+  }
+}
+
+/** Starts a bare baseline on a fresh database; it creates its tables itself. */
+export async function startBaseline(
+  context: TargetContext,
+  kind: Exclude<ServerKind, 'service'>,
+): Promise<RunningServer> {
+  const dialect: Dialect = kind === 'bare-pg' ? 'postgres' : 'sqlite'
+  const database = await scratchDatabase(context, dialect)
+  try {
+    const settings = {
+      BASELINE_DATABASE: database.url,
+      BASELINE_SYNCHRONOUS: kind === 'bare-normal' ? 'NORMAL' : 'FULL',
+    }
+    return await serve(context, {
+      kind,
+      dialect,
+      database,
+      key: 'ck_baseline',
+      args: [context.baselineScript],
+      settings,
+    })
+  } catch (error) {
+    await database.remove()
+    throw error
+  }
+}
+
+/** How to run one server: `node <args>` with `settings` in its environment. */
+interface ServerLaunch {
+  kind: ServerKind
+  dialect: Dialect
+  database: ScratchDatabase
+  key: string
+  args: string[]
+  settings: Record<string, string>
+}
+
+/** Starts a server on a free port and waits until it answers /healthz. */
+async function serve(context: TargetContext, launch: ServerLaunch): Promise<RunningServer> {
+  const { kind, dialect, database, key, args, settings } = launch
+  await settle(context)
+  const port = await freePort()
+  const url = `http://${BENCH_HOST}:${port}`
+  const env = childEnv({ ...settings, HOST: BENCH_HOST, PORT: String(port) })
+  const child = spawnChild(
+    context.cleanup,
+    `${SERVER_LABELS[kind]} (${dialect})`,
+    process.execPath,
+    args,
+    env,
+  )
+  try {
+    await waitUntilServing(`${url}/healthz`, child)
+  } catch (error) {
+    await child.stop()
+    throw error
+  }
+  return {
+    kind,
+    dialect,
+    url,
+    key,
+    databaseUrl: database.url,
+    pid: child.pid,
+    output: child.output,
+    stop: async () => {
+      await child.stop()
+      await database.remove()
+    },
+  }
+}
+
+/**
+ * Writes left pending by earlier runs or by seeding (dirty pages, a PostgreSQL checkpoint
+ * due) would otherwise be flushed during the next measured window and slow its fsyncs.
+ */
+async function settle(context: TargetContext): Promise<void> {
+  if (context.postgresUrl !== undefined) {
+    await withClient(context.postgresUrl, (client) => client.query('checkpoint'))
+  }
+  await runCommand('sync', [])
+}
+
+/** Only what the servers need, so that nothing of this shell (NODE_OPTIONS, say) changes them. */
+function childEnv(settings: Record<string, string>): NodeJS.ProcessEnv {
+  return { PATH: process.env.PATH, HOME: process.env.HOME, ...settings }
+}
+
+interface ScratchDatabase {
+  url: string
+  remove(): Promise<void>
+}
+
+/** An empty SQLite file in a temp dir, or an empty PostgreSQL database; removed by the cleanup at the latest. */
+async function scratchDatabase(context: TargetContext, dialect: Dialect): Promise<ScratchDatabase> {
+  if (dialect === 'sqlite') {
+    const dir = mkdtempSync(join(tmpdir(), 'catalog-bench-'))
+    const remove = context.cleanup.add(`remove ${dir}`, () =>
+      rmSync(dir, { recursive: true, force: true }),
+    )
+    return { url: `sqlite:${join(dir, 'catalog.db')}`, remove }
+  }
+  const adminUrl = context.postgresUrl
+  if (adminUrl === undefined) throw new Error('PostgreSQL runs need BENCH_POSTGRES_URL')
+  const { url, name } = await createScratchDatabase(adminUrl)
+  const remove = context.cleanup.add(`drop database ${name}`, () =>
+    dropScratchDatabase(adminUrl, name),
+  )
+  return { url, remove }
+}

@@ -1,5 +1,6 @@
 import { sql, type QueryCreator } from 'kysely'
 import { isPostgres } from '../db/database.js'
+import { precompiled } from '../db/precompiled.js'
 import type { DB, Executor, NewProductRow, ProductRow } from '../db/schema.js'
 import { splitSuffix, withSuffix } from './slug.js'
 
@@ -14,21 +15,48 @@ export interface ProductPageQuery {
 /** Newest first, by (created_at, id) descending, one index range scan whatever the page. */
 export function listProductRows(db: Executor, query: ProductPageQuery): Promise<ProductRow[]> {
   const { storeId, limit, status, after } = query
+  if (after === undefined) {
+    return status === undefined
+      ? firstPage(db, storeId, limit)
+      : firstPageWithStatus(db, storeId, status, limit)
+  }
+  return status === undefined
+    ? nextPage(db, storeId, after.createdAt, after.id, limit)
+    : nextPageWithStatus(db, storeId, status, after.createdAt, after.id, limit)
+}
+
+function newestFirst(db: Executor, storeId: string, limit: number) {
   return db
     .selectFrom('products')
     .selectAll()
     .where('store_id', '=', storeId)
-    .$if(status !== undefined, (q) => q.where('status', '=', status!))
-    .$if(after !== undefined, (q) =>
-      q.where((eb) =>
-        eb(eb.refTuple('created_at', 'id'), '<', eb.tuple(after!.createdAt, after!.id)),
-      ),
-    )
     .orderBy('created_at', 'desc')
     .orderBy('id', 'desc')
     .limit(limit)
-    .execute()
 }
+
+const firstPage = precompiled((db: Executor, storeId: string, limit: number) =>
+  newestFirst(db, storeId, limit),
+)
+
+const firstPageWithStatus = precompiled(
+  (db: Executor, storeId: string, status: string, limit: number) =>
+    newestFirst(db, storeId, limit).where('status', '=', status),
+)
+
+const nextPage = precompiled(
+  (db: Executor, storeId: string, createdAt: string, id: string, limit: number) =>
+    newestFirst(db, storeId, limit).where((eb) =>
+      eb(eb.refTuple('created_at', 'id'), '<', eb.tuple(createdAt, id)),
+    ),
+)
+
+const nextPageWithStatus = precompiled(
+  (db: Executor, storeId: string, status: string, createdAt: string, id: string, limit: number) =>
+    newestFirst(db, storeId, limit)
+      .where('status', '=', status)
+      .where((eb) => eb(eb.refTuple('created_at', 'id'), '<', eb.tuple(createdAt, id))),
+)
 
 /**
  * Inserts a product with the first free slug for `base`: `base` itself, else `base-N` with

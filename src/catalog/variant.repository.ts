@@ -1,4 +1,5 @@
 import { isPostgres } from '../db/database.js'
+import { precompiled } from '../db/precompiled.js'
 import type { Executor, NewVariantRow, ProductRow, VariantRow } from '../db/schema.js'
 
 /** What the caller decides of a new variant; price and position may be left to the product. */
@@ -109,31 +110,7 @@ export async function findProductWithVariantRows(
   storeId: string,
   productId: string,
 ): Promise<{ product: ProductRow; variants: VariantRow[] } | undefined> {
-  const rows = await db
-    .selectFrom('products as p')
-    .leftJoin('variants as v', (join) =>
-      join.onRef('v.store_id', '=', 'p.store_id').onRef('v.product_id', '=', 'p.id'),
-    )
-    .selectAll('p')
-    .select([
-      'v.id as v_id',
-      'v.name as v_name',
-      'v.sku as v_sku',
-      'v.barcode as v_barcode',
-      'v.price_e4 as v_price_e4',
-      'v.compare_at_price_e4 as v_compare_at_price_e4',
-      'v.options as v_options',
-      'v.options_key as v_options_key',
-      'v.position as v_position',
-      'v.created_at as v_created_at',
-      'v.updated_at as v_updated_at',
-    ])
-    .where('p.store_id', '=', storeId)
-    .where('p.id', '=', productId)
-    .orderBy('v.position')
-    .orderBy('v.created_at')
-    .orderBy('v.id')
-    .execute()
+  const rows = await productWithVariantsQuery(db, storeId, productId)
   const first = rows[0]
   if (first === undefined) return undefined
   const product: ProductRow = {
@@ -174,3 +151,30 @@ export async function findProductWithVariantRows(
   }
   return { product, variants }
 }
+
+const productWithVariantsQuery = precompiled((db: Executor, storeId: string, productId: string) =>
+  db
+    .selectFrom('products as p')
+    .leftJoin('variants as v', (join) =>
+      join.onRef('v.store_id', '=', 'p.store_id').onRef('v.product_id', '=', 'p.id'),
+    )
+    .selectAll('p')
+    .select([
+      'v.id as v_id',
+      'v.name as v_name',
+      'v.sku as v_sku',
+      'v.barcode as v_barcode',
+      'v.price_e4 as v_price_e4',
+      'v.compare_at_price_e4 as v_compare_at_price_e4',
+      'v.options as v_options',
+      'v.options_key as v_options_key',
+      'v.position as v_position',
+      'v.created_at as v_created_at',
+      'v.updated_at as v_updated_at',
+    ])
+    .where('p.store_id', '=', storeId)
+    .where('p.id', '=', productId)
+    .orderBy('v.position')
+    .orderBy('v.created_at')
+    .orderBy('v.id'),
+)

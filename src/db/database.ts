@@ -86,6 +86,7 @@ function openSqlite(path: string): Database {
   const readDataVersion = handle.prepare('pragma data_version').pluck()
   let keysVersion = 0
   let dataVersion: unknown
+  let dataVersionReadAt = -Infinity
   return {
     dialect: 'sqlite',
     kysely,
@@ -93,10 +94,16 @@ function openSqlite(path: string): Database {
     writeAtomic: groupCommit,
     keysVersion: () => {
       if (!handle.open) return undefined
-      const current = readDataVersion.get()
-      if (current !== dataVersion) {
-        dataVersion = current
-        keysVersion++
+      // Reading data_version opens a read transaction: under load, once per few milliseconds
+      // is enough to see another process's commit long before it could have told anyone.
+      const now = performance.now()
+      if (now - dataVersionReadAt >= DATA_VERSION_INTERVAL_MS) {
+        dataVersionReadAt = now
+        const current = readDataVersion.get()
+        if (current !== dataVersion) {
+          dataVersion = current
+          keysVersion++
+        }
       }
       return keysVersion
     },
@@ -132,6 +139,9 @@ function withStatementCache(
     },
   }
 }
+
+/** How often, at most, SQLite's data_version is read to notice other processes' commits. */
+const DATA_VERSION_INTERVAL_MS = 5
 
 const PG_INT8 = 20
 

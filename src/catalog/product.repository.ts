@@ -97,8 +97,62 @@ async function insertProductWithUniqueSlugInOneStatement(
   base: string,
   reserved: { base: string; n: number } | undefined,
 ): Promise<string> {
+  const values = [
+    row.store_id,
+    row.id,
+    row.name,
+    row.status,
+    row.description ?? null,
+    row.price_e4,
+    row.compare_at_price_e4 ?? null,
+    row.sku ?? null,
+    row.barcode ?? null,
+    row.tax_rate ?? null,
+    row.created_at,
+    row.updated_at,
+    base,
+  ] as const
+  const [inserted] = reserved
+    ? await insertReservingSuffix(db, ...values, reserved.base, reserved.n)
+    : await insertClaimingSlug(db, ...values)
+  return inserted!.slug
+}
+
+type ProductValues = [
+  storeId: string,
+  id: string,
+  name: string,
+  status: string,
+  description: string | null,
+  priceE4: number,
+  compareAtPriceE4: number | null,
+  sku: string | null,
+  barcode: string | null,
+  taxRate: number | null,
+  createdAt: string,
+  updatedAt: string,
+  base: string,
+]
+
+const insertClaimingSlug = precompiled((db: Executor, ...values: ProductValues) =>
+  productInsertStatement(db, values),
+)
+
+const insertReservingSuffix = precompiled(
+  (db: Executor, ...args: [...ProductValues, reservedBase: string, reservedN: number]) =>
+    productInsertStatement(db, args.slice(0, 13) as ProductValues, { base: args[13], n: args[14] }),
+)
+
+/** The PostgreSQL statement of insertProductWithUniqueSlug: CTEs for the counters, then the insert. */
+function productInsertStatement(
+  db: Executor,
+  values: ProductValues,
+  reserved?: { base: string; n: number },
+) {
+  const [storeId, id, name, status, description, priceE4, compareAtPriceE4, sku, barcode] = values
+  const [, , , , , , , , , taxRate, createdAt, updatedAt, base] = values
   const counted = db
-    .with('claim', (db) => claimSlug(db, row.store_id, base))
+    .with('claim', (db) => claimSlug(db, storeId, base))
     .with('counted', (db) =>
       db
         .insertInto('slug_counters')
@@ -107,7 +161,7 @@ async function insertProductWithUniqueSlugInOneStatement(
           eb
             .selectFrom('claim')
             .select([
-              eb.val(row.store_id).as('store_id'),
+              eb.val(storeId).as('store_id'),
               sql<string>`${base} || '-' || claim.last_suffix`.as('slug'),
               eb.lit(1).as('claims'),
               eb.lit(1).as('last_suffix'),
@@ -123,18 +177,24 @@ async function insertProductWithUniqueSlugInOneStatement(
   // An unreferenced data-modifying CTE still runs, exactly once.
   const query = reserved
     ? (counted.with('reserved', (db) =>
-        reserveSlugSuffix(
-          db as unknown as QueryCreator<DB>,
-          row.store_id,
-          reserved.base,
-          reserved.n,
-        ),
+        reserveSlugSuffix(db as unknown as QueryCreator<DB>, storeId, reserved.base, reserved.n),
       ) as unknown as typeof counted)
     : counted
-  const inserted = await query
+  return query
     .insertInto('products')
     .values((eb) => ({
-      ...row,
+      store_id: storeId,
+      id,
+      name,
+      status,
+      description,
+      price_e4: priceE4,
+      compare_at_price_e4: compareAtPriceE4,
+      sku,
+      barcode,
+      tax_rate: taxRate,
+      created_at: createdAt,
+      updated_at: updatedAt,
       slug: eb
         .selectFrom('claim')
         .select(
@@ -144,8 +204,6 @@ async function insertProductWithUniqueSlugInOneStatement(
         ),
     }))
     .returning('slug')
-    .executeTakeFirstOrThrow()
-  return inserted.slug
 }
 
 /** Claims `slug` for one more product; its first claim returns claims = 1. */

@@ -20,41 +20,32 @@ export async function insertVariantIntoProduct(
   db: Executor,
   fields: NewVariantFields,
 ): Promise<{ price_e4: number; position: number } | undefined> {
-  const raised = raiseMaxVariantPosition(db, fields)
   if (isPostgres(db)) {
-    return db
-      .with('product', () => raised)
-      .insertInto('variants')
-      .columns(VARIANT_INSERT_COLUMNS)
-      .expression((db) =>
-        db
-          .selectFrom('product')
-          .select((eb) => [
-            eb.cast<string>(eb.val(fields.store_id), 'text').as('store_id'),
-            eb.cast<string>(eb.val(fields.id), 'uuid').as('id'),
-            eb.cast<string>(eb.val(fields.product_id), 'uuid').as('product_id'),
-            eb.cast<string>(eb.val(fields.name), 'text').as('name'),
-            eb.cast<string | null>(eb.val(fields.sku ?? null), 'text').as('sku'),
-            eb.cast<string | null>(eb.val(fields.barcode ?? null), 'text').as('barcode'),
-            fields.price_e4 === null
-              ? eb.ref('product.price_e4').as('price_e4')
-              : eb.cast<number>(eb.val(fields.price_e4), 'bigint').as('price_e4'),
-            eb
-              .cast<number | null>(eb.val(fields.compare_at_price_e4 ?? null), 'bigint')
-              .as('compare_at_price_e4'),
-            eb.cast<string>(eb.val(fields.options), 'json').as('options'),
-            eb.cast<string | null>(eb.val(fields.options_key ?? null), 'text').as('options_key'),
-            fields.position === null
-              ? eb.ref('product.max_variant_position').as('position')
-              : eb.cast<number>(eb.val(fields.position), 'integer').as('position'),
-            eb.cast<string>(eb.val(fields.created_at), 'timestamptz').as('created_at'),
-            eb.cast<string>(eb.val(fields.updated_at), 'timestamptz').as('updated_at'),
-          ]),
-      )
-      .returning(['price_e4', 'position'])
-      .executeTakeFirst()
+    const statement = insertVariantStatements[statementShape(fields)]
+    const [inserted] = await statement(
+      db,
+      fields.store_id,
+      fields.id,
+      fields.product_id,
+      fields.name,
+      fields.sku ?? null,
+      fields.barcode ?? null,
+      fields.price_e4,
+      fields.compare_at_price_e4 ?? null,
+      fields.options,
+      fields.options_key ?? null,
+      fields.position,
+      fields.created_at,
+      fields.updated_at,
+    )
+    return inserted
   }
-  const product = await raised.executeTakeFirst()
+  const [product] = await raiseMaxVariantPosition(
+    db,
+    fields.store_id,
+    fields.product_id,
+    fields.position,
+  ).execute()
   if (!product) return undefined
   const row = {
     ...fields,
@@ -63,6 +54,81 @@ export async function insertVariantIntoProduct(
   }
   await db.insertInto('variants').values(row).execute()
   return { price_e4: row.price_e4, position: row.position }
+}
+
+type VariantValues = [
+  storeId: string,
+  id: string,
+  productId: string,
+  name: string,
+  sku: string | null,
+  barcode: string | null,
+  priceE4: number | null,
+  compareAtPriceE4: number | null,
+  options: string,
+  optionsKey: string | null,
+  position: number | null,
+  createdAt: string,
+  updatedAt: string,
+]
+
+/** Whether the price and the position are the product's defaults: each way is its own SQL. */
+type StatementShape = `${'price' | 'default-price'}/${'position' | 'default-position'}`
+
+function statementShape(fields: NewVariantFields): StatementShape {
+  return `${fields.price_e4 === null ? 'default-price' : 'price'}/${
+    fields.position === null ? 'default-position' : 'position'
+  }`
+}
+
+function insertVariantStatement(defaultPrice: boolean, defaultPosition: boolean) {
+  return precompiled((db: Executor, ...values: VariantValues) => {
+    const [storeId, id, productId, name, sku, barcode, priceE4, compareAtPriceE4] = values
+    const [, , , , , , , , options, optionsKey, position, createdAt, updatedAt] = values
+    return db
+      .with('product', (db) =>
+        raiseMaxVariantPosition(
+          db as unknown as Executor,
+          storeId,
+          productId,
+          defaultPosition ? null : position,
+        ),
+      )
+      .insertInto('variants')
+      .columns(VARIANT_INSERT_COLUMNS)
+      .expression((db) =>
+        db
+          .selectFrom('product')
+          .select((eb) => [
+            eb.cast<string>(eb.val(storeId), 'text').as('store_id'),
+            eb.cast<string>(eb.val(id), 'uuid').as('id'),
+            eb.cast<string>(eb.val(productId), 'uuid').as('product_id'),
+            eb.cast<string>(eb.val(name), 'text').as('name'),
+            eb.cast<string | null>(eb.val(sku), 'text').as('sku'),
+            eb.cast<string | null>(eb.val(barcode), 'text').as('barcode'),
+            defaultPrice
+              ? eb.ref('product.price_e4').as('price_e4')
+              : eb.cast<number>(eb.val(priceE4), 'bigint').as('price_e4'),
+            eb.cast<number | null>(eb.val(compareAtPriceE4), 'bigint').as('compare_at_price_e4'),
+            eb.cast<string>(eb.val(options), 'json').as('options'),
+            eb.cast<string | null>(eb.val(optionsKey), 'text').as('options_key'),
+            defaultPosition
+              ? eb.ref('product.max_variant_position').as('position')
+              : eb.cast<number>(eb.val(position), 'integer').as('position'),
+            eb.cast<string>(eb.val(createdAt), 'timestamptz').as('created_at'),
+            eb.cast<string>(eb.val(updatedAt), 'timestamptz').as('updated_at'),
+          ]),
+      )
+      .returning(['price_e4', 'position'])
+  })
+}
+
+/** The PostgreSQL statements of insertVariantIntoProduct, one per shape, compiled once each. */
+const insertVariantStatements: Record<StatementShape, ReturnType<typeof insertVariantStatement>> = {
+  'price/position': insertVariantStatement(false, false),
+  'price/default-position': insertVariantStatement(false, true),
+  'default-price/position': insertVariantStatement(true, false),
+  'default-price/default-position': insertVariantStatement(true, true),
 }
 
 const VARIANT_INSERT_COLUMNS = [
@@ -82,22 +148,27 @@ const VARIANT_INSERT_COLUMNS = [
 ] as const
 
 /** Raises the product's max_variant_position to the new variant's position, and returns it. */
-function raiseMaxVariantPosition(db: Executor, fields: NewVariantFields) {
+function raiseMaxVariantPosition(
+  db: Executor,
+  storeId: string,
+  productId: string,
+  position: number | null,
+) {
   return db
     .updateTable('products')
     .set((eb) => ({
       max_variant_position:
-        fields.position === null
+        position === null
           ? eb('max_variant_position', '+', 1)
           : eb
               .case()
-              .when('max_variant_position', '<', fields.position)
-              .then(fields.position)
+              .when('max_variant_position', '<', position)
+              .then(position)
               .else(eb.ref('max_variant_position'))
               .end(),
     }))
-    .where('store_id', '=', fields.store_id)
-    .where('id', '=', fields.product_id)
+    .where('store_id', '=', storeId)
+    .where('id', '=', productId)
     .returning(['price_e4', 'max_variant_position'])
 }
 

@@ -22,8 +22,8 @@ export interface Database {
   readonly kysely: Kysely<DB>
   /**
    * Runs one unit of work (a whole create, say) in a transaction and commits it before
-   * resolving. Services hand every write to this one function, so how transactions are
-   * run (retries, later group commit) changes here and nowhere else.
+   * resolving. Services hand every write to this function or writeAtomic, so how
+   * transactions are run (group commit on SQLite, retries on PostgreSQL) lives here alone.
    */
   write<T>(work: (tx: Transaction<DB>) => Promise<T>): Promise<T>
   /**

@@ -12,6 +12,14 @@ export interface Config {
   readonly shutdownTimeoutMs: number
   /** Longest reuse of a key lookup when no change of keys has been seen; 0 turns caching off. */
   readonly keyCacheTtlMs: number
+  /** Requests per minute allowed to one API key; 0 turns rate limiting off. */
+  readonly rateLimitPerMinute: number
+  /** Redis server that holds rate-limit budgets shared by several instances; none: in memory. */
+  readonly redisUrl: string | undefined
+  /** How long a completed request's answer is kept for replay under its Idempotency-Key. */
+  readonly idempotencyKeyTtlSeconds: number
+  /** Bearer token that GET /metrics requires; none: /metrics is open. */
+  readonly metricsToken: string | undefined
 }
 
 export const DEFAULT_DATABASE_URL = 'sqlite:data/catalog.db'
@@ -35,6 +43,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     requestTimeoutMs: integerSetting(env, 'REQUEST_TIMEOUT_MS', 30_000, 100, 600_000),
     shutdownTimeoutMs: integerSetting(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
     keyCacheTtlMs: integerSetting(env, 'API_KEY_CACHE_TTL_MS', 10_000, 0, 3_600_000),
+    rateLimitPerMinute: integerSetting(env, 'RATE_LIMIT_PER_MINUTE', 6000, 0, 100_000_000),
+    redisUrl: env.REDIS_URL || undefined,
+    idempotencyKeyTtlSeconds: integerSetting(
+      env,
+      'IDEMPOTENCY_KEY_TTL_SECONDS',
+      24 * 60 * 60,
+      60,
+      30 * 24 * 60 * 60,
+    ),
+    metricsToken: env.METRICS_TOKEN || undefined,
   })
 }
 

@@ -14,9 +14,11 @@ export interface JobTarget {
 
 /** Closed-loop load: each connection sends its next request when the last one is answered. */
 export interface LoadJob {
-  target: JobTarget
+  /** The connections are shared out evenly between these (several instances of one service). */
+  targets: JobTarget[]
   /** Each connection cycles through these, one request of each in turn. */
   specs: RequestSpec[]
+  /** In all, over every target. */
   connections: number
   /** Either a time or a number of requests. */
   until: { seconds: number } | { requests: number }

@@ -34,56 +34,75 @@ function nextRequest(spec: RequestSpec, target: JobTarget): autocannon.Request {
   }
 }
 
-function runLoad(job: LoadJob): Promise<LoadResult> {
-  assertLocalUrl(job.target.url)
+async function runLoad(job: LoadJob): Promise<LoadResult> {
+  if (job.targets.length === 0 || job.connections < job.targets.length) {
+    throw new Error('a load job needs a target, and a connection for each')
+  }
   const latencies: number[] = []
   const statusCounts: Record<string, number> = {}
   const cpuAtStart = process.cpuUsage()
   const startedAt = performance.now()
+  const onResponse = (statusCode: number, responseTime: number) => {
+    latencies.push(responseTime)
+    statusCounts[statusCode] = (statusCounts[statusCode] ?? 0) + 1
+  }
+  const share = (index: number) =>
+    Math.floor(job.connections / job.targets.length) +
+    (index < job.connections % job.targets.length ? 1 : 0)
+  const errors = await Promise.all(
+    job.targets.map((target, index) => runAutocannon(job, target, share(index), onResponse)),
+  )
+  const elapsedS = (performance.now() - startedAt) / 1000
+  const cpu = process.cpuUsage(cpuAtStart)
+  const non2xx = Object.entries(statusCounts)
+    .filter(([status]) => !status.startsWith('2'))
+    .reduce((sum, [, count]) => sum + count, 0)
+  return {
+    responses: latencies.length,
+    elapsedS,
+    reqPerS: latencies.length / elapsedS,
+    latency: summarizeLatencies(latencies),
+    statusCounts,
+    non2xx,
+    errors: errors.reduce((sum, count) => sum + count, 0),
+    clientCpuPercent: (100 * (cpu.user + cpu.system)) / 1e6 / elapsedS,
+  }
+}
+
+/** One autocannon instance against one target; resolves with its count of errors. */
+function runAutocannon(
+  job: LoadJob,
+  target: JobTarget,
+  connections: number,
+  onResponse: (statusCode: number, responseTime: number) => void,
+): Promise<number> {
+  assertLocalUrl(target.url)
   return new Promise((resolve, reject) => {
     const instance = autocannon(
       {
-        url: job.target.url,
-        connections: job.connections,
+        url: target.url,
+        connections,
         ...('seconds' in job.until
           ? { duration: job.until.seconds }
-          : { amount: job.until.requests }),
+          : { amount: Math.round((job.until.requests * connections) / job.connections) }),
         timeout: 30,
         requests: job.specs.map((spec) => ({
           // Spread over autocannon's own fields (host, port) and replace method, path, body.
           setupRequest: (request: autocannon.Request) => ({
             ...request,
-            ...nextRequest(spec, job.target),
+            ...nextRequest(spec, target),
           }),
         })),
       },
       (error: unknown, result: autocannon.Result) => {
-        if (error) {
-          reject(error instanceof Error ? error : new Error(String(error)))
-          return
-        }
-        const elapsedS = (performance.now() - startedAt) / 1000
-        const cpu = process.cpuUsage(cpuAtStart)
-        const non2xx = Object.entries(statusCounts)
-          .filter(([status]) => !status.startsWith('2'))
-          .reduce((sum, [, count]) => sum + count, 0)
-        resolve({
-          responses: latencies.length,
-          elapsedS,
-          reqPerS: latencies.length / elapsedS,
-          latency: summarizeLatencies(latencies),
-          statusCounts,
-          non2xx,
-          errors: result.errors,
-          clientCpuPercent: (100 * (cpu.user + cpu.system)) / 1e6 / elapsedS,
-        })
+        if (error) reject(error instanceof Error ? error : new Error(String(error)))
+        else resolve(result.errors)
       },
     )
     // autocannon's own histogram keeps whole milliseconds; these are exact.
-    instance.on('response', (_client, statusCode, _bytes, responseTime) => {
-      latencies.push(responseTime)
-      statusCounts[statusCode] = (statusCounts[statusCode] ?? 0) + 1
-    })
+    instance.on('response', (_client, statusCode, _bytes, responseTime) =>
+      onResponse(statusCode, responseTime),
+    )
   })
 }
 

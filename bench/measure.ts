@@ -37,14 +37,14 @@ export async function measureWindow(
   const target = { url: server.url, key: server.key }
   const peakRssSince = resetPeakRss(server.pid) ? 'warm-up' : 'process start'
   const warmup = await load.load({
-    target,
+    targets: [target],
     specs,
     connections: config.connections,
     until: { seconds: config.warmupS },
   })
   const stopWatching = watchServer(server.pid, load.pid)
   const measured = await load.load({
-    target,
+    targets: [target],
     specs,
     connections: config.connections,
     until: { seconds: config.durationS },

@@ -2,6 +2,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import prettier from 'prettier'
+import type { InstanceFigures } from './instances.js'
 import type { MachineFacts } from './machine.js'
 import type { WindowFigures } from './measure.js'
 import type { ScaleFigures } from './scale.js'
@@ -63,6 +64,8 @@ export interface BenchReport {
   scale: ScaleFigures[]
   soak: SoakFigures[]
   scaleGoals: ScaleGoals[]
+  /** One and two service processes on one PostgreSQL database (runs with PostgreSQL only). */
+  instances: InstanceFigures[]
   /** Why the run failed: errors or non-2xx answers anywhere, or acknowledged rows missing. */
   failures: string[]
   /** Why some figures may be off, though the run did not fail. */
@@ -155,6 +158,7 @@ export function findFailures(
   runs: ScenarioRun[],
   scale: ScaleFigures[],
   soak: SoakFigures[],
+  instances: InstanceFigures[] = [],
 ): string[] {
   const failures: string[] = []
   const check = (what: string, counts: { non2xx: number; errors: number }) => {
@@ -186,6 +190,7 @@ export function findFailures(
       check(`soak (${figures.dialect}) to ${checkpoint.requests} requests`, checkpoint)
     }
   }
+  for (const figures of instances) check(`1 and 2 instances, ${figures.scenario}`, figures)
   return failures
 }
 

@@ -19,6 +19,7 @@ import { buildBaselineServer } from './baseline-build.js'
 import { renderChart } from './chart.js'
 import { cleanUpOnSignals, createCleanup, type Cleanup } from './cleanup.js'
 import { loadBenchConfig, type BenchConfig } from './config.js'
+import { runInstances, type InstanceFigures } from './instances.js'
 import { startLoadGenerator, type LoadGenerator } from './load-job.js'
 import { machineFacts } from './machine.js'
 import { runCommand } from './processes.js'
@@ -68,6 +69,11 @@ async function bench(config: BenchConfig, cleanup: Cleanup): Promise<number> {
   const load = startLoadGenerator(cleanup)
 
   const runs = await runAllServers(context, dialects, load, config)
+  const instances: InstanceFigures[] = []
+  if (dialects.includes('postgres')) {
+    log('the service on PostgreSQL as one instance, then as two on one database')
+    instances.push(...(await runInstances(context, load, config, log)))
+  }
   const scale: ScaleFigures[] = []
   const soak: SoakFigures[] = []
   if (config.scale) {
@@ -109,7 +115,8 @@ async function bench(config: BenchConfig, cleanup: Cleanup): Promise<number> {
         soak.find((s) => s.dialect === figures.dialect),
       ),
     ),
-    failures: findFailures(runs, scale, soak),
+    instances,
+    failures: findFailures(runs, scale, soak, instances),
     warnings: findWarnings(runs, scale),
   }
   return publish(report)

@@ -53,7 +53,7 @@ export async function runSoak(
     let done = 0
     for (const total of config.long ? SOAK_CHECKPOINTS : SOAK_CHECKPOINTS.slice(0, 1)) {
       const result = await load.load({
-        target: { url: server.url, key: server.key },
+        targets: [{ url: server.url, key: server.key }],
         specs,
         connections: config.connections,
         until: { requests: total - done },

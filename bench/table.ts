@@ -19,7 +19,21 @@ export function formatReport(report: BenchReport): string {
     ...settings.dialects.map((dialect) => mainTable(report, dialect)),
   ]
   if (settings.scale) sections.push(scaleTable(report))
+  if (report.instances.length > 0) sections.push(instancesTable(report))
   return sections.join('\n\n')
+}
+
+function instancesTable(report: BenchReport): string {
+  const rows = [['PostgreSQL, one database', '1 instance', '2 instances', '2 / 1']]
+  for (const figures of report.instances) {
+    rows.push([
+      SCENARIO_LABELS[figures.scenario],
+      whole(figures.oneReqPerS),
+      whole(figures.twoReqPerS),
+      times(figures.ratio),
+    ])
+  }
+  return render(rows)
 }
 
 function mainTable(report: BenchReport, dialect: Dialect): string {

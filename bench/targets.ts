@@ -57,7 +57,7 @@ export async function startService(
 ): Promise<RunningServer> {
   const database = await scratchDatabase(context, dialect)
   try {
-    const settings = { DATABASE_URL: database.url, LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '0' }
+    const settings = serviceSettings(database.url)
     const created = await runCommand(
       process.execPath,
       [
@@ -88,6 +88,27 @@ export async function startService(
   }
 }
 
+/**
+ * Starts another `catalog serve` on the database of a running service (PostgreSQL), with the
+ * same key. Stopping it leaves the database to the first instance.
+ */
+export async function startAnotherInstance(
+  context: TargetContext,
+  first: RunningServer,
+): Promise<RunningServer> {
+  if (first.kind !== 'service' || first.dialect !== 'postgres') {
+    throw new Error('only the service on PostgreSQL runs as several instances')
+  }
+  return serve(context, {
+    kind: 'service',
+    dialect: first.dialect,
+    database: { url: first.databaseUrl, remove: async () => {} },
+    key: first.key,
+    args: [context.serviceCli, 'serve'],
+    settings: serviceSettings(first.databaseUrl),
+  })
+}
+
 /** Starts a bare baseline on a fresh database; it creates its tables itself. */
 export async function startBaseline(
   context: TargetContext,
@@ -112,6 +133,10 @@ export async function startBaseline(
     await database.remove()
     throw error
   }
+}
+
+function serviceSettings(databaseUrl: string): Record<string, string> {
+  return { DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '0' }
 }
 
 /** How to run one server: `node <args>` with `settings` in its environment. */

@@ -4,7 +4,6 @@ import SqliteDatabase from 'better-sqlite3'
 import {
   Kysely,
   PostgresAdapter,
-  PostgresDialect,
   SqliteDialect,
   sql,
   type SqliteDatabase as SqliteDialectDatabase,
@@ -12,6 +11,7 @@ import {
 } from 'kysely'
 import pg from 'pg'
 import { createGroupCommit } from './group-commit.js'
+import { CurrentSchemaPostgresDialect } from './postgres-introspector.js'
 import type { DB, Executor } from './schema.js'
 
 export type Dialect = 'sqlite' | 'postgres'
@@ -163,7 +163,7 @@ function openPostgres(url: string, options: DatabaseOptions): Database {
     },
   })
   pool.on('error', (error) => options.onIdleError?.(error))
-  const kysely = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) })
+  const kysely = new Kysely<DB>({ dialect: new CurrentSchemaPostgresDialect({ pool }) })
   const keyChanges = listenForKeyChanges(url)
   return {
     dialect: 'postgres',

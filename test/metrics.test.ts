@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
-import { it, type TestContext } from 'node:test'
+import { describe, it, type TestContext } from 'node:test'
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import { buildApp } from '../src/app.js'
 import { createApiKey } from '../src/auth/api-key.service.js'
@@ -12,6 +12,7 @@ import {
   describeEachDialect,
   expectError,
 } from './helpers.js'
+import { databaseUrlFor, request, startServe } from './process-helpers.js'
 
 interface Sample {
   name: string
@@ -361,5 +362,23 @@ describeEachDialect('metrics token', (dialect) => {
       headers: { authorization: `Bearer ${key}` },
     })
     assert.equal(list.statusCode, 200, list.body)
+  })
+})
+
+describe('catalog serve metrics', () => {
+  it('catalog serve with METRICS_TOKEN answers /metrics only to that bearer token', async (t) => {
+    const server = await startServe(t, {
+      DATABASE_URL: await databaseUrlFor(t, 'sqlite'),
+      METRICS_TOKEN: 'metrics-token-0123456789',
+    })
+    const refused = await request(server, 'GET', '/metrics')
+    assert.equal(refused.status, 401)
+    assert.equal(refused.body.error, 'unauthorized')
+    const answered = await request(server, 'GET', '/metrics', { key: 'metrics-token-0123456789' })
+    assert.equal(answered.status, 200)
+    const metrics = parseExposition(answered.body)
+    assert.equal(requestCount(metrics, 'GET', '/metrics', 401), 1)
+    assert.equal(requestCount(metrics, 'GET', '/healthz', 200), 1)
+    assert.equal((await server.stop('SIGTERM')).code, 0)
   })
 })

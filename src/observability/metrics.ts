@@ -1,11 +1,4 @@
-import {
-  collectDefaultMetrics,
-  Counter,
-  Gauge,
-  Histogram,
-  Registry,
-  type LabelValues,
-} from 'prom-client'
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Database, PoolFigures } from '../db/database.js'
 import { routeLabel } from './route-label.js'
@@ -52,30 +45,15 @@ export function createMetrics(database: Database): AppMetrics {
   })
   const stopDatabaseMetrics = registerDatabaseMetrics(registry, database)
 
-  // Label sets are few (routes x methods x statuses): their children are looked up once each.
-  const children = new Map<
-    string,
-    { requests: Counter.Internal; latency: Histogram.Internal<RequestLabel> }
-  >()
-  const childrenFor = (labels: LabelValues<RequestLabel>) => {
-    const key = `${labels.method} ${labels.route} ${labels.status_code}`
-    let found = children.get(key)
-    if (found === undefined) {
-      found = { requests: requests.labels(labels), latency: latency.labels(labels) }
-      children.set(key, found)
-    }
-    return found
-  }
-
   return {
     recordResponse(request, reply) {
-      const child = childrenFor({
+      const labels = {
         method: request.method,
         route: routeLabel(request),
         status_code: reply.statusCode,
-      })
-      child.requests.inc()
-      child.latency.observe(reply.elapsedTime / 1000)
+      }
+      requests.inc(labels)
+      latency.observe(labels, reply.elapsedTime / 1000)
     },
     async render() {
       return (await registry.metrics()) + (await processFigures.metrics())

@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import type { IncomingMessage } from 'node:http'
 import Fastify, {
-  LogController,
   type FastifyInstance,
   type FastifyReply,
   type FastifyRequest,
@@ -17,7 +16,7 @@ import { parseJsonBody } from './http/json-body.js'
 import { createValidatorCompiler } from './http/validation.js'
 import { createMetrics } from './observability/metrics.js'
 import { registerMetricsRoute } from './observability/metrics.routes.js'
-import { logRequest } from './observability/request-log.js'
+import { logRequest, RequestLogController } from './observability/request-log.js'
 
 export interface AppOptions {
   database: Database
@@ -49,8 +48,8 @@ export function buildApp(options: AppOptions): FastifyInstance {
   }
   const app = Fastify({
     logger: options.logger ?? false,
-    // Fastify's two lines per request give way to one of ours, with the route and the key.
-    logController: new LogController({ disableRequestLogging: true }),
+    // Fastify's two info lines per request give way to one of ours, with the route and the key.
+    logController: new RequestLogController(),
     bodyLimit: options.bodyLimit ?? 256 * 1024,
     requestTimeout: options.requestTimeoutMs ?? 30_000,
     requestIdHeader: false,

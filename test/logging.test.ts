@@ -56,7 +56,7 @@ interface LoggedApi {
 async function buildLoggedApi(
   t: TestContext,
   dialect: Dialect,
-  level: 'info' | 'trace' = 'info',
+  level: 'info' | 'debug' | 'trace' = 'info',
 ): Promise<LoggedApi> {
   const database = await createTestDatabase(t, dialect)
   const log = captureLog()
@@ -187,6 +187,22 @@ describeEachDialect('request logs', (dialect) => {
     }
     // Nothing else: Fastify's own "incoming request" and "request completed" lines are gone.
     assert.equal(api.log.lines().length, cases.length, api.log.text())
+  })
+
+  it('at debug, a request is also logged when it arrives, before its answer, under the same request id', async (t) => {
+    const api = await buildLoggedApi(t, dialect, 'debug')
+    const response = await api.send({ url: `${API}/products?limit=5`, requestId: 'arrive-1' })
+    assert.equal(response.statusCode, 200, response.body)
+    const lines = linesOf(api, response)
+    assert.deepEqual(
+      lines.map((line) => [line.level, line.msg]),
+      [
+        [20, 'incoming request'],
+        [30, 'request'],
+      ],
+    )
+    assert.equal(lines[0]!.method, 'GET')
+    assert.equal(lines[0]!.path, `${API}/products`)
   })
 
   it('the request id in the log is the X-Request-Id of the response; an insane one is never logged', async (t) => {

@@ -1,4 +1,4 @@
-import type { FastifyReply, FastifyRequest } from 'fastify'
+import { LogController, type FastifyReply, type FastifyRequest } from 'fastify'
 import { routeLabel } from './route-label.js'
 
 /**
@@ -19,6 +19,20 @@ export function logRequest(request: FastifyRequest, reply: FastifyReply): void {
     },
     'request',
   )
+}
+
+/**
+ * Fastify's own lines: no "request completed" (the line above replaces it), and "incoming
+ * request" only at debug, to find a request that has arrived but not been answered.
+ */
+export class RequestLogController extends LogController {
+  constructor() {
+    super({ disableRequestLogging: true })
+  }
+
+  override incomingRequest(request: FastifyRequest): void {
+    request.log.debug({ method: request.method, path: pathOf(request.url) }, 'incoming request')
+  }
 }
 
 function pathOf(url: string): string {

@@ -1,6 +1,11 @@
 import { randomUUID } from 'node:crypto'
 import type { IncomingMessage } from 'node:http'
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
+import Fastify, {
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+  type FastifyServerOptions,
+} from 'fastify'
 import { registerAuth } from './auth/auth.hook.js'
 import { registerCatalogRoutes } from './catalog/catalog.routes.js'
 import type { Database } from './db/database.js'
@@ -9,6 +14,9 @@ import { registerHealthRoutes } from './health.routes.js'
 import { sendError } from './http/error-handler.js'
 import { parseJsonBody } from './http/json-body.js'
 import { createValidatorCompiler } from './http/validation.js'
+import { createMetrics } from './observability/metrics.js'
+import { registerMetricsRoute } from './observability/metrics.routes.js'
+import { logRequest, RequestLogController } from './observability/request-log.js'
 
 export interface AppOptions {
   database: Database
@@ -18,6 +26,8 @@ export interface AppOptions {
   requestTimeoutMs?: number
   /** How long a key's lookup may be reused when no change of keys has been seen. */
   keyCacheTtlMs?: number
+  /** Bearer token that GET /metrics requires; without one, /metrics is open. */
+  metricsToken?: string | undefined
 }
 
 const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
@@ -31,13 +41,24 @@ function requestId(request: IncomingMessage): string {
 /** Builds the HTTP application from its dependencies. It reads no environment. */
 export function buildApp(options: AppOptions): FastifyInstance {
   const { database } = options
+  const metrics = createMetrics(database)
+  const observe = (request: FastifyRequest, reply: FastifyReply) => {
+    metrics.recordResponse(request, reply)
+    logRequest(request, reply)
+  }
   const app = Fastify({
     logger: options.logger ?? false,
+    // Fastify's two info lines per request give way to one of ours, with the route and the key.
+    logController: new RequestLogController(),
     bodyLimit: options.bodyLimit ?? 256 * 1024,
     requestTimeout: options.requestTimeoutMs ?? 30_000,
     requestIdHeader: false,
     genReqId: requestId,
-    frameworkErrors: (error, request, reply) => sendError(error, request, reply),
+    // Requests refused before routing (a malformed URL) run no hooks: they are observed here.
+    frameworkErrors: (error, request, reply) => {
+      sendError(error, request, reply)
+      observe(request, reply)
+    },
     // Requests that arrive while closing get the contract's 503 from the hook below instead.
     return503OnClosing: false,
   })
@@ -64,8 +85,17 @@ export function buildApp(options: AppOptions): FastifyInstance {
       throw new AppError('unavailable', 'The service is shutting down; retry shortly.')
     }
   })
+  app.addHook('onResponse', (request, reply, done) => {
+    observe(request, reply)
+    done()
+  })
+  app.addHook('onClose', (_app, done) => {
+    metrics.close()
+    done()
+  })
   registerAuth(app, database, { keyCacheTtlMs: options.keyCacheTtlMs ?? 10_000 })
   registerHealthRoutes(app, database)
+  registerMetricsRoute(app, metrics, { token: options.metricsToken })
   registerCatalogRoutes(app, database)
   return app
 }

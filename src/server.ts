@@ -35,6 +35,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
       bodyLimit: config.bodyLimit,
       requestTimeoutMs: config.requestTimeoutMs,
       keyCacheTtlMs: config.keyCacheTtlMs,
+      metricsToken: config.metricsToken,
     })
     const url = await app.listen({ host: config.host, port: config.port })
     const running = app

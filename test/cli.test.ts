@@ -301,9 +301,9 @@ function startSlowUpload(server: ServeProcess, key: string, agent: http.Agent | 
   req.write(body.slice(0, half))
   return {
     response,
-    /** Resolves when the server has the request's headers, so it is in flight. */
+    /** Resolves when the server has the request's headers, so it is in flight (logged at debug). */
     arrived: server.waitForOutput(
-      /"method":"POST","url":"\/api\/commerce\/v1\/products"[^\n]*"msg":"incoming request"/,
+      /"method":"POST","path":"\/api\/commerce\/v1\/products"[^\n]*"msg":"incoming request"/,
     ),
     finish: () => req.end(body.slice(half)),
   }
@@ -407,7 +407,7 @@ describe('catalog serve', { concurrency: 3 }, () => {
   })
 
   it('a request in flight when SIGTERM arrives is answered 200 and the process exits 0', async (t) => {
-    const server = await startServe(t, { DATABASE_URL: await sqliteUrl(t) })
+    const server = await startServe(t, { DATABASE_URL: await sqliteUrl(t), LOG_LEVEL: 'debug' })
     const key = await firstRunKey(server)
     const upload = startSlowUpload(server, key, false)
     await upload.arrived
@@ -421,7 +421,7 @@ describe('catalog serve', { concurrency: 3 }, () => {
   })
 
   it('after SIGTERM new connections are refused while a request in flight is finished', async (t) => {
-    const server = await startServe(t, { DATABASE_URL: await sqliteUrl(t) })
+    const server = await startServe(t, { DATABASE_URL: await sqliteUrl(t), LOG_LEVEL: 'debug' })
     const key = await firstRunKey(server)
     const upload = startSlowUpload(server, key, false)
     await upload.arrived
@@ -448,6 +448,7 @@ describe('catalog serve', { concurrency: 3 }, () => {
     const server = await startServe(t, {
       DATABASE_URL: await sqliteUrl(t),
       SHUTDOWN_TIMEOUT_MS: '3000',
+      LOG_LEVEL: 'debug',
     })
     const key = await firstRunKey(server)
     const upload = startSlowUpload(server, key, agent)
@@ -466,6 +467,7 @@ describe('catalog serve', { concurrency: 3 }, () => {
     const server = await startServe(t, {
       DATABASE_URL: await sqliteUrl(t),
       SHUTDOWN_TIMEOUT_MS: '3000',
+      LOG_LEVEL: 'debug',
     })
     const key = await firstRunKey(server)
     const upload = startSlowUpload(server, key, agent)

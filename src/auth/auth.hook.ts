@@ -11,7 +11,7 @@ declare module 'fastify' {
     scope?: Scope
   }
   interface FastifyRequest {
-    /** Set on every route that declares a scope, before its body is read. */
+    /** Set on every route that declares a scope, before its body is read (even when refused 403). */
     principal: Principal | null
   }
 }
@@ -31,10 +31,11 @@ export function registerAuth(
     const needed = request.routeOptions.config.scope
     if (needed === undefined) return
     const principal = await authenticate(principals, request)
+    // Set before the scope check, so that the log line of a 403 names the key refused.
+    request.principal = principal
     if (!allows(principal.scopes, needed)) {
       throw new AppError('forbidden', `This API key lacks the ${needed} scope.`)
     }
-    request.principal = principal
   })
 }
 

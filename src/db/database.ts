@@ -44,6 +44,19 @@ export interface Database {
   /** Resolves when the database answers a trivial query. */
   ping(): Promise<void>
   close(): Promise<void>
+  /** SQLite: tells `listener` the size of each group-commit batch as it starts. Returns its removal. */
+  onWriteBatch?(listener: (size: number) => void): () => void
+  /** PostgreSQL: the connection pool's figures at this moment. */
+  poolFigures?(): PoolFigures
+}
+
+export interface PoolFigures {
+  /** Connections open, busy or idle. */
+  total: number
+  idle: number
+  /** Queries waiting for a connection. */
+  waiting: number
+  max: number
 }
 
 export interface DatabaseOptions {
@@ -82,7 +95,10 @@ function openSqlite(path: string): Database {
   const kysely = new Kysely<DB>({
     dialect: new SqliteDialect({ database: withStatementCache(handle) }),
   })
-  const groupCommit = createGroupCommit(kysely)
+  const batchListeners = new Set<(size: number) => void>()
+  const groupCommit = createGroupCommit(kysely, {
+    onBatch: (size) => batchListeners.forEach((listener) => listener(size)),
+  })
   const readDataVersion = handle.prepare('pragma data_version').pluck()
   let keysVersion = 0
   let dataVersion: unknown
@@ -114,6 +130,10 @@ function openSqlite(path: string): Database {
       await sql`select 1`.execute(kysely)
     },
     close: () => kysely.destroy(),
+    onWriteBatch: (listener) => {
+      batchListeners.add(listener)
+      return () => batchListeners.delete(listener)
+    },
   }
 }
 
@@ -182,6 +202,12 @@ function openPostgres(url: string, options: DatabaseOptions): Database {
       await keyChanges.stop()
       await kysely.destroy()
     },
+    poolFigures: () => ({
+      total: pool.totalCount,
+      idle: pool.idleCount,
+      waiting: pool.waitingCount,
+      max: pool.options.max,
+    }),
   }
 }
 

@@ -1,0 +1,31 @@
+import { createHash, timingSafeEqual } from 'node:crypto'
+import type { FastifyInstance } from 'fastify'
+import { AppError } from '../errors.js'
+import type { AppMetrics } from './metrics.js'
+
+/** GET /metrics for Prometheus: open, or behind `Authorization: Bearer <token>` when one is set. */
+export function registerMetricsRoute(
+  app: FastifyInstance,
+  metrics: AppMetrics,
+  options: { token: string | undefined },
+): void {
+  const expected = options.token === undefined ? undefined : digest(options.token)
+  app.get('/metrics', async (request, reply) => {
+    if (expected !== undefined) {
+      const sent = /^Bearer +(\S+) *$/i.exec(request.headers.authorization ?? '')?.[1]
+      // Digests have one length, so the comparison takes the same time whatever was sent.
+      if (sent === undefined || !timingSafeEqual(digest(sent), expected)) {
+        throw new AppError(
+          'unauthorized',
+          'Send the metrics token as Authorization: Bearer <token>.',
+        )
+      }
+    }
+    reply.type(metrics.contentType)
+    return metrics.render()
+  })
+}
+
+function digest(secret: string): Buffer {
+  return createHash('sha256').update(secret).digest()
+}

@@ -1,0 +1,41 @@
+import { LogController, type FastifyReply, type FastifyRequest } from 'fastify'
+import { routeLabel } from './route-label.js'
+
+/**
+ * The one log line of a request, at info. Fastify's child logger adds `reqId`. Nothing of
+ * the request's headers or query string is written: they may carry secrets.
+ */
+export function logRequest(request: FastifyRequest, reply: FastifyReply): void {
+  const principal = request.principal
+  request.log.info(
+    {
+      method: request.method,
+      route: routeLabel(request),
+      path: pathOf(request.url),
+      status: reply.statusCode,
+      latencyMs: Math.round(reply.elapsedTime * 100) / 100,
+      store: principal?.storeId,
+      keyId: principal?.keyId,
+    },
+    'request',
+  )
+}
+
+/**
+ * Fastify's own lines: no "request completed" (the line above replaces it), and "incoming
+ * request" only at debug, to find a request that has arrived but not been answered.
+ */
+export class RequestLogController extends LogController {
+  constructor() {
+    super({ disableRequestLogging: true })
+  }
+
+  override incomingRequest(request: FastifyRequest): void {
+    request.log.debug({ method: request.method, path: pathOf(request.url) }, 'incoming request')
+  }
+}
+
+function pathOf(url: string): string {
+  const query = url.indexOf('?')
+  return query === -1 ? url : url.slice(0, query)
+}

@@ -18,9 +18,7 @@ export async function migrateToLatest(database: Database): Promise<string[]> {
     // database and takes another schema's for its own.
     migrationTableSchema: await currentSchema(database),
   })
-  const { error, results } = await withRetryOnSchemaDroppedMeanwhile(() =>
-    migrator.migrateToLatest(),
-  )
+  const { error, results } = await migrator.migrateToLatest()
   if (error) throw error
   return (results ?? [])
     .filter((result: MigrationResult) => result.status === 'Success')
@@ -33,20 +31,4 @@ async function currentSchema(database: Database): Promise<string | undefined> {
     database.kysely,
   )
   return rows[0]?.schema
-}
-
-/**
- * Kysely's migrator lists the tables of every schema of the database, checking its privilege
- * on each: a schema that another client drops during that listing fails it with 3F000
- * (invalid_schema_name), though nothing is wrong with ours. The migration is then run again.
- */
-async function withRetryOnSchemaDroppedMeanwhile<T extends { error?: unknown }>(
-  migrate: () => Promise<T>,
-  attempts = 5,
-): Promise<T> {
-  for (let attempt = 1; ; attempt++) {
-    const outcome = await migrate()
-    const code = (outcome.error as { code?: unknown } | undefined)?.code
-    if (code !== '3F000' || attempt >= attempts) return outcome
-  }
 }

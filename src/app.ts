@@ -8,6 +8,7 @@ import { AppError } from './errors.js'
 import { registerHealthRoutes } from './health.routes.js'
 import { sendError } from './http/error-handler.js'
 import { parseJsonBody } from './http/json-body.js'
+import { registerOpenApi } from './http/openapi.js'
 import { createValidatorCompiler } from './http/validation.js'
 
 export interface AppOptions {
@@ -64,8 +65,12 @@ export function buildApp(options: AppOptions): FastifyInstance {
       throw new AppError('unavailable', 'The service is shutting down; retry shortly.')
     }
   })
+  registerOpenApi(app)
   registerAuth(app, database, { keyCacheTtlMs: options.keyCacheTtlMs ?? 10_000 })
-  registerHealthRoutes(app, database)
-  registerCatalogRoutes(app, database)
+  // Declared in a plugin, so that they come after the OpenAPI plugin has loaded and it sees them.
+  app.register(async (routes) => {
+    registerHealthRoutes(routes, database)
+    registerCatalogRoutes(routes, database)
+  })
   return app
 }

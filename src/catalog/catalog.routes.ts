@@ -26,7 +26,7 @@ import {
 const PREFIX = '/api/commerce/v1'
 
 /** Errors a JSON body can add to a route's own. */
-const bodyErrors = { 409: ErrorBody, 413: ErrorBody, 415: ErrorBody }
+const bodyErrors = { 400: ErrorBody, 409: ErrorBody, 413: ErrorBody, 415: ErrorBody }
 
 export function registerCatalogRoutes(app: FastifyInstance, database: Database): void {
   const routes = app.withTypeProvider<TypeBoxTypeProvider>()
@@ -70,7 +70,7 @@ export function registerCatalogRoutes(app: FastifyInstance, database: Database):
           '(409 `duplicate_options`).',
         params: IdParams,
         body: CreateVariantBody,
-        response: withErrors({ 200: VariantResponse, ...bodyErrors }),
+        response: withErrors({ 200: VariantResponse, 404: ErrorBody, ...bodyErrors }),
       },
     },
     async (request) => ({
@@ -92,7 +92,7 @@ export function registerCatalogRoutes(app: FastifyInstance, database: Database):
         tags: ['products'],
         summary: 'A product with its variants',
         params: IdParams,
-        response: withErrors({ 200: ProductWithVariantsResponse }),
+        response: withErrors({ 200: ProductWithVariantsResponse, 404: ErrorBody }),
       },
     },
     async (request) => ({
@@ -109,7 +109,7 @@ export function registerCatalogRoutes(app: FastifyInstance, database: Database):
         tags: ['variants'],
         summary: "A product's variants, by position then creation",
         params: IdParams,
-        response: withErrors({ 200: VariantListResponse }),
+        response: withErrors({ 200: VariantListResponse, 404: ErrorBody }),
       },
     },
     async (request) => ({
@@ -128,7 +128,7 @@ export function registerCatalogRoutes(app: FastifyInstance, database: Database):
         description:
           'Pass the `nextCursor` of a page as `cursor` for the next one, until it is `null`.',
         querystring: ListProductsQuery,
-        response: withErrors({ 200: ProductPage }),
+        response: withErrors({ 200: ProductPage, 400: ErrorBody }),
       },
     },
     async (request) => listProducts(database, principalOf(request).storeId, request.query),

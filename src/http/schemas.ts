@@ -34,10 +34,8 @@ export const ErrorBody = Type.Object(
 export function withErrors<R extends Record<number, TSchema>>(responses: R) {
   return {
     ...responses,
-    400: ErrorBody,
     401: ErrorBody,
     403: ErrorBody,
-    404: ErrorBody,
     500: ErrorBody,
     503: ErrorBody,
   }

@@ -13,6 +13,8 @@ const { version } = JSON.parse(
 export const OPENAPI_PATH = '/openapi.json'
 export const DOCS_PATH = '/docs'
 
+const TITLE = 'Catalogue service'
+
 /** The name of the bearer scheme in `components.securitySchemes`. */
 const BEARER = 'bearerAuth'
 
@@ -152,7 +154,7 @@ export function registerOpenApi(app: FastifyInstance): void {
     openapi: {
       openapi: '3.1.0',
       info: {
-        title: 'Catalogue service',
+        title: TITLE,
         version,
         description:
           'Products and their variants, per store. Every request to `/api/commerce/v1` carries ' +
@@ -183,6 +185,8 @@ export function registerOpenApi(app: FastifyInstance): void {
   })
   app.register(swaggerUi, {
     routePrefix: DOCS_PATH,
+    theme: { title: `${TITLE}: API reference` },
+    // No badge that asks swagger.io to validate the document: the page fetches nothing else.
     uiConfig: { validatorUrl: null, deepLinking: true },
   })
   app.get(OPENAPI_PATH, { schema: { hide: true } }, () => app.swagger())

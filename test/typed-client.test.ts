@@ -14,6 +14,8 @@ import { buildTestApi, describeEachDialect } from './helpers.js'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
 const EXAMPLE = join(ROOT, 'examples/typed-client.ts')
+const README = join(ROOT, 'README.md')
+const README_SECTION = '## OpenAPI, docs page and a typed client'
 const COMMITTED_TYPES = join(ROOT, 'examples/catalog-api.d.ts')
 const OPENAPI_TYPESCRIPT = join(ROOT, 'node_modules/.bin/openapi-typescript')
 
@@ -85,6 +87,16 @@ describe('the typed client example', () => {
         `${to} type-checks: ${errors.join('\n')}`,
       )
     }
+  })
+
+  it("the README's snippet type-checks against them too", async () => {
+    const readme = await readFile(README, 'utf8')
+    const section = readme.slice(readme.indexOf(README_SECTION))
+    const snippet = /```ts\n([\s\S]*?)```/.exec(section)?.[1]
+    assert.ok(snippet?.includes("from './catalog-api.js'"), 'no TypeScript snippet in the README')
+    const file = join(dir, 'readme-snippet.ts')
+    await writeFile(file, snippet!)
+    assert.deepEqual(typeErrors(file), [])
   })
 
   it('uses examples/catalog-api.d.ts as npm run openapi:types makes it', async () => {

@@ -10,8 +10,8 @@ const { version } = JSON.parse(
   readFileSync(new URL('../../package.json', import.meta.url), 'utf8'),
 ) as { version: string }
 
-export const OPENAPI_PATH = '/openapi.json'
-export const DOCS_PATH = '/docs'
+const OPENAPI_PATH = '/openapi.json'
+const DOCS_PATH = '/docs'
 
 const TITLE = 'Catalogue service'
 
@@ -48,11 +48,11 @@ const ERROR_EXAMPLES: Record<ErrorCode, { when: string; body: Record<string, unk
   },
   duplicate_sku: {
     when: "the variant's sku is already used by a variant of the store",
-    body: { message: 'A variant with this sku already exists in your store.' },
+    body: { message: 'Another variant in your store already has this sku.' },
   },
   duplicate_options: {
     when: "the variant's options equal those of another variant of the product",
-    body: { message: 'Another variant of this product has the same options.' },
+    body: { message: 'Another variant of this product already has these options.' },
   },
   idempotency_key_in_use: {
     when: 'a request with the same Idempotency-Key is still in progress',
@@ -109,18 +109,21 @@ function errorResponse(status: number) {
   }
 }
 
-/** The security requirement of a route: the scopes that pass its check, or none for public routes. */
+/** The scopes whose keys pass the check of a route that needs `scope`. */
+function acceptedScopes(scope: Scope): Scope[] {
+  return SCOPES.filter((granted) => allows([granted], scope))
+}
+
+/** The security requirement of a route: any key with an accepted scope; none for public routes. */
 function securityOf(scope: Scope | undefined): Record<string, string[]>[] {
   if (scope === undefined) return []
-  return SCOPES.filter((granted) => allows([granted], scope)).map((granted) => ({
-    [BEARER]: [granted],
-  }))
+  return acceptedScopes(scope).map((granted) => ({ [BEARER]: [granted] }))
 }
 
 function scopeSentence(scope: Scope | undefined): string {
   if (scope === undefined) return 'Public: no API key needed.'
-  const accepted = SCOPES.filter((granted) => allows([granted], scope))
-  return `Needs an API key with scope ${accepted.map((s) => `\`${s}\``).join(' or ')}.`
+  const names = acceptedScopes(scope).map((granted) => `\`${granted}\``)
+  return `Needs an API key with scope ${names.join(' or ')}.`
 }
 
 /**

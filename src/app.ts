@@ -13,6 +13,7 @@ import { AppError } from './errors.js'
 import { registerHealthRoutes } from './health.routes.js'
 import { sendError } from './http/error-handler.js'
 import { parseJsonBody } from './http/json-body.js'
+import { registerOpenApi } from './http/openapi.js'
 import { createValidatorCompiler } from './http/validation.js'
 import { createMetrics } from './observability/metrics.js'
 import { registerMetricsRoute } from './observability/metrics.routes.js'
@@ -93,9 +94,14 @@ export function buildApp(options: AppOptions): FastifyInstance {
     metrics.close()
     done()
   })
+  registerOpenApi(app)
   registerAuth(app, database, { keyCacheTtlMs: options.keyCacheTtlMs ?? 10_000 })
-  registerHealthRoutes(app, database)
+  // Outside the plugin below, so that the OpenAPI document leaves this operators' route out.
   registerMetricsRoute(app, metrics, { token: options.metricsToken })
-  registerCatalogRoutes(app, database)
+  // Declared in a plugin, so that they come after the OpenAPI plugin has loaded and it sees them.
+  app.register(async (routes) => {
+    registerHealthRoutes(routes, database)
+    registerCatalogRoutes(routes, database)
+  })
   return app
 }

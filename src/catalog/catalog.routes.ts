@@ -1,6 +1,5 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
-import { Type } from 'typebox'
 import { principalOf } from '../auth/auth.hook.js'
 import type { Database } from '../db/database.js'
 import { ErrorBody, IdParams, withErrors } from '../http/schemas.js'
@@ -9,11 +8,12 @@ import {
   CreateProductBody,
   CreateVariantBody,
   ListProductsQuery,
-  Product,
   ProductPage,
-  ProductWithVariants,
+  ProductResponse,
+  ProductWithVariantsResponse,
   TRIMMED_FIELDS,
-  Variant,
+  VariantListResponse,
+  VariantResponse,
 } from './catalog.schemas.js'
 import {
   addVariant,
@@ -26,7 +26,7 @@ import {
 const PREFIX = '/api/commerce/v1'
 
 /** Errors a JSON body can add to a route's own. */
-const bodyErrors = { 409: ErrorBody, 413: ErrorBody, 415: ErrorBody }
+const bodyErrors = { 400: ErrorBody, 409: ErrorBody, 413: ErrorBody, 415: ErrorBody }
 
 export function registerCatalogRoutes(app: FastifyInstance, database: Database): void {
   const routes = app.withTypeProvider<TypeBoxTypeProvider>()
@@ -38,9 +38,15 @@ export function registerCatalogRoutes(app: FastifyInstance, database: Database):
       config: { scope: 'write' },
       preValidation: prepareBody,
       schema: {
+        operationId: 'createProduct',
+        tags: ['products'],
         summary: 'Create a base product, without variants',
+        description:
+          'The slug is made from the name and is unique in the store: on a collision it gets a ' +
+          'suffix `-2`, `-3`, ... The status is `draft` when not sent. `null` for an optional ' +
+          'field means the same as leaving it out.',
         body: CreateProductBody,
-        response: withErrors({ 200: Type.Object({ data: Product }), ...bodyErrors }),
+        response: withErrors({ 200: ProductResponse, ...bodyErrors }),
       },
     },
     async (request) => ({
@@ -54,10 +60,17 @@ export function registerCatalogRoutes(app: FastifyInstance, database: Database):
       config: { scope: 'write' },
       preValidation: prepareBody,
       schema: {
+        operationId: 'addVariant',
+        tags: ['variants'],
         summary: 'Add a variant to a product',
+        description:
+          "The price defaults to the product's, the position to one more than the highest of " +
+          "the product's variants. A `sku` is unique in the store (409 `duplicate_sku`); a " +
+          'non-empty `options` set is unique in the product, in any key order ' +
+          '(409 `duplicate_options`).',
         params: IdParams,
         body: CreateVariantBody,
-        response: withErrors({ 200: Type.Object({ data: Variant }), ...bodyErrors }),
+        response: withErrors({ 200: VariantResponse, 404: ErrorBody, ...bodyErrors }),
       },
     },
     async (request) => ({
@@ -75,9 +88,11 @@ export function registerCatalogRoutes(app: FastifyInstance, database: Database):
     {
       config: { scope: 'read' },
       schema: {
+        operationId: 'getProduct',
+        tags: ['products'],
         summary: 'A product with its variants',
         params: IdParams,
-        response: withErrors({ 200: Type.Object({ data: ProductWithVariants }) }),
+        response: withErrors({ 200: ProductWithVariantsResponse, 404: ErrorBody }),
       },
     },
     async (request) => ({
@@ -90,9 +105,11 @@ export function registerCatalogRoutes(app: FastifyInstance, database: Database):
     {
       config: { scope: 'read' },
       schema: {
+        operationId: 'listVariants',
+        tags: ['variants'],
         summary: "A product's variants, by position then creation",
         params: IdParams,
-        response: withErrors({ 200: Type.Object({ data: Type.Array(Variant) }) }),
+        response: withErrors({ 200: VariantListResponse, 404: ErrorBody }),
       },
     },
     async (request) => ({
@@ -105,9 +122,13 @@ export function registerCatalogRoutes(app: FastifyInstance, database: Database):
     {
       config: { scope: 'read' },
       schema: {
+        operationId: 'listProducts',
+        tags: ['products'],
         summary: 'Products, newest first, a page at a time',
+        description:
+          'Pass the `nextCursor` of a page as `cursor` for the next one, until it is `null`.',
         querystring: ListProductsQuery,
-        response: withErrors({ 200: ProductPage }),
+        response: withErrors({ 200: ProductPage, 400: ErrorBody }),
       },
     },
     async (request) => listProducts(database, principalOf(request).storeId, request.query),

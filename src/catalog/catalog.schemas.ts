@@ -1,12 +1,16 @@
 import { Type, type Static } from 'typebox'
 import { Code, Money, Nullable, Timestamp } from '../http/schemas.js'
+import { encodeCursor } from './cursor.js'
 
 export const PRODUCT_STATUSES = ['draft', 'active', 'archived'] as const
 export type ProductStatus = (typeof PRODUCT_STATUSES)[number]
 
 export const MAX_POSITION = 2_147_483_647
 
-const Name = Type.String({ minLength: 1, maxLength: 255, description: 'Trimmed' })
+/** Products on a page of the list when the request does not say. */
+export const DEFAULT_PAGE_SIZE = 50
+
+const Name = Type.String({ minLength: 1, maxLength: 255, description: 'Trimmed first' })
 const Status = Type.Unsafe<ProductStatus>({ type: 'string', enum: [...PRODUCT_STATUSES] })
 const Options = Type.Unsafe<Record<string, string>>({
   type: 'object',
@@ -17,44 +21,97 @@ const Options = Type.Unsafe<Record<string, string>>({
 })
 
 /** Request body of POST /products. Every optional field also takes null, meaning "not sent". */
-export const CreateProductBody = Type.Object({
-  name: Name,
-  description: Type.Optional(Nullable(Type.String({ maxLength: 20_000 }))),
-  status: Type.Optional(Nullable(Status)),
-  price: Type.Optional(Nullable(Money)),
-  compare_at_price: Type.Optional(Nullable(Money)),
-  sku: Type.Optional(Nullable(Code)),
-  barcode: Type.Optional(Nullable(Code)),
-  tax_rate: Type.Optional(Nullable(Type.Number({ minimum: 0, maximum: 100 }))),
-})
+export const CreateProductBody = Type.Object(
+  {
+    name: Name,
+    description: Type.Optional(Nullable(Type.String({ maxLength: 20_000 }))),
+    status: Type.Optional(Nullable(Status)),
+    price: Type.Optional(Nullable(Money)),
+    compare_at_price: Type.Optional(Nullable(Money)),
+    sku: Type.Optional(Nullable(Code)),
+    barcode: Type.Optional(Nullable(Code)),
+    tax_rate: Type.Optional(Nullable(Type.Number({ minimum: 0, maximum: 100 }))),
+  },
+  {
+    examples: [
+      {
+        name: 'Crème Brûlée T-Shirt',
+        description: 'Soft cotton, printed in Lyon.',
+        status: 'active',
+        price: 19.99,
+        compare_at_price: 24.99,
+        sku: 'TEE-CB',
+        tax_rate: 20,
+      },
+    ],
+  },
+)
 export type CreateProductInput = Static<typeof CreateProductBody>
 
 /** Request body of POST /products/:id/variants. */
-export const CreateVariantBody = Type.Object({
-  name: Name,
-  sku: Type.Optional(Nullable(Code)),
-  barcode: Type.Optional(Nullable(Code)),
-  price: Type.Optional(Nullable(Money)),
-  compare_at_price: Type.Optional(Nullable(Money)),
-  options: Type.Optional(Nullable(Options)),
-  position: Type.Optional(Nullable(Type.Integer({ minimum: 0, maximum: MAX_POSITION }))),
-})
+export const CreateVariantBody = Type.Object(
+  {
+    name: Name,
+    sku: Type.Optional(Nullable(Code)),
+    barcode: Type.Optional(Nullable(Code)),
+    price: Type.Optional(Nullable(Money)),
+    compare_at_price: Type.Optional(Nullable(Money)),
+    options: Type.Optional(Nullable(Options)),
+    position: Type.Optional(Nullable(Type.Integer({ minimum: 0, maximum: MAX_POSITION }))),
+  },
+  {
+    examples: [
+      { name: 'M / Red', sku: 'TEE-CB-M-RED', price: 21.5, options: { size: 'M', color: 'red' } },
+    ],
+  },
+)
 export type CreateVariantInput = Static<typeof CreateVariantBody>
 
 /** The fields of the two bodies that are trimmed before validation. */
 export const TRIMMED_FIELDS = ['name', 'sku', 'barcode']
 
+const PRODUCT_EXAMPLE = {
+  id: '019aa9a4-6f2e-7c41-9b0d-3f5e2a8c1d70',
+  name: 'Crème Brûlée T-Shirt',
+  slug: 'creme-brulee-t-shirt',
+  status: 'active',
+  price: 19.99,
+  compareAtPrice: 24.99,
+  sku: 'TEE-CB',
+  description: 'Soft cotton, printed in Lyon.',
+  barcode: null,
+  taxRate: 20,
+  createdAt: '2026-11-21T10:15:30.123Z',
+  updatedAt: '2026-11-21T10:15:30.123Z',
+}
+
+const VARIANT_EXAMPLE = {
+  id: '019aa9a5-0b31-7e09-8d4a-6c2f90b1e3a5',
+  productId: PRODUCT_EXAMPLE.id,
+  name: 'M / Red',
+  sku: 'TEE-CB-M-RED',
+  barcode: null,
+  price: 21.5,
+  compareAtPrice: null,
+  options: { size: 'M', color: 'red' },
+  position: 1,
+  createdAt: '2026-11-21T10:16:02.481Z',
+  updatedAt: '2026-11-21T10:16:02.481Z',
+}
+
 export const Product = Type.Object({
-  id: Type.String({ format: 'uuid' }),
+  id: Type.String({ format: 'uuid', description: 'Assigned by the service (UUIDv7, lowercase)' }),
   name: Type.String(),
-  slug: Type.String(),
+  slug: Type.String({
+    description: 'Made from the name, unique in the store (t-shirt, t-shirt-2, ...)',
+  }),
   status: Status,
-  price: Type.Number(),
+  price: Type.Number({ description: '0 when not sent' }),
   compareAtPrice: Nullable(Type.Number()),
   sku: Nullable(Type.String()),
   description: Nullable(Type.String()),
   barcode: Nullable(Type.String()),
-  taxRate: Nullable(Type.Number()),
+  taxRate: Nullable(Type.Number({ description: 'VAT rate, in percent' })),
   createdAt: Timestamp,
   updatedAt: Timestamp,
 })
@@ -64,12 +121,17 @@ export const Variant = Type.Object({
   id: Type.String({ format: 'uuid' }),
   productId: Type.String({ format: 'uuid' }),
   name: Type.String(),
-  sku: Nullable(Type.String()),
+  sku: Nullable(Type.String({ description: 'Unique among the variants of the store' })),
   barcode: Nullable(Type.String()),
-  price: Type.Number(),
+  price: Type.Number({ description: "The product's price when not sent" }),
   compareAtPrice: Nullable(Type.Number()),
-  options: Type.Object({}, { additionalProperties: Type.String() }),
-  position: Type.Integer(),
+  options: Type.Object(
+    {},
+    { additionalProperties: Type.String(), description: 'As sent; {} when not sent' },
+  ),
+  position: Type.Integer({
+    description: "When not sent: one more than the highest of the product's variants, or 1",
+  }),
   createdAt: Timestamp,
   updatedAt: Timestamp,
 })
@@ -77,20 +139,50 @@ export type Variant = Static<typeof Variant> & { options: Record<string, string>
 
 export const ProductWithVariants = Type.Object({
   ...Product.properties,
-  variants: Type.Array(Variant),
+  variants: Type.Array(Variant, { description: 'By position, then creation' }),
 })
 export type ProductWithVariants = Product & { variants: Variant[] }
 
 export const ListProductsQuery = Type.Object({
-  limit: Type.Integer({ minimum: 1, maximum: 200, default: 50 }),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: DEFAULT_PAGE_SIZE })),
   cursor: Type.Optional(Type.String({ description: 'nextCursor of the previous page' })),
   status: Type.Optional(Status),
 })
 export type ListProductsQuery = Static<typeof ListProductsQuery>
 
-export const ProductPage = Type.Object({
-  data: Type.Array(Product),
-  nextCursor: Nullable(
-    Type.String({ description: 'Pass as cursor for the next page; null on the last' }),
-  ),
-})
+/** The answers of the routes: the record inside `data`. */
+export const ProductResponse = Type.Object(
+  { data: Product },
+  { description: 'The product', examples: [{ data: PRODUCT_EXAMPLE }] },
+)
+
+export const VariantResponse = Type.Object(
+  { data: Variant },
+  { description: 'The variant', examples: [{ data: VARIANT_EXAMPLE }] },
+)
+
+export const ProductWithVariantsResponse = Type.Object(
+  { data: ProductWithVariants },
+  {
+    description: 'The product with its variants',
+    examples: [{ data: { ...PRODUCT_EXAMPLE, variants: [VARIANT_EXAMPLE] } }],
+  },
+)
+
+export const VariantListResponse = Type.Object(
+  { data: Type.Array(Variant) },
+  { description: "The product's variants", examples: [{ data: [VARIANT_EXAMPLE] }] },
+)
+
+export const ProductPage = Type.Object(
+  {
+    data: Type.Array(Product),
+    nextCursor: Nullable(
+      Type.String({ description: 'Pass as cursor for the next page; null on the last' }),
+    ),
+  },
+  {
+    description: 'A page of products, newest first',
+    examples: [{ data: [PRODUCT_EXAMPLE], nextCursor: encodeCursor(PRODUCT_EXAMPLE) }],
+  },
+)

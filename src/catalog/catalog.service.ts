@@ -6,6 +6,7 @@ import { isUuid, newId, nowIso } from '../db/values.js'
 import { AppError, productNotFound, validationFailed } from '../errors.js'
 import { rowToProduct, rowToVariant } from './catalog.mappers.js'
 import {
+  DEFAULT_PAGE_SIZE,
   MAX_POSITION,
   type CreateProductInput,
   type CreateVariantInput,
@@ -155,14 +156,16 @@ export async function listProducts(
   storeId: string,
   query: ListProductsQuery,
 ): Promise<{ data: Product[]; nextCursor: string | null }> {
+  // The query schema's default fills limit in; the fallback is for the type only.
+  const limit = query.limit ?? DEFAULT_PAGE_SIZE
   const rows = await listProductRows(database.kysely, {
     storeId,
     status: query.status,
     after: query.cursor === undefined ? undefined : decodeCursor(query.cursor),
-    limit: query.limit + 1,
+    limit: limit + 1,
   })
-  const data = rows.slice(0, query.limit).map(rowToProduct)
+  const data = rows.slice(0, limit).map(rowToProduct)
   const last = data.at(-1)
-  const nextCursor = rows.length > query.limit && last ? encodeCursor(last) : null
+  const nextCursor = rows.length > limit && last ? encodeCursor(last) : null
   return { data, nextCursor }
 }

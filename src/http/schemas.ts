@@ -34,10 +34,8 @@ export const ErrorBody = Type.Object(
 export function withErrors<R extends Record<number, TSchema>>(responses: R) {
   return {
     ...responses,
-    400: ErrorBody,
     401: ErrorBody,
     403: ErrorBody,
-    404: ErrorBody,
     500: ErrorBody,
     503: ErrorBody,
   }
@@ -49,7 +47,12 @@ export const Timestamp = Type.String({
 })
 
 /** A money amount: 0 to 1,000,000,000 with at most four decimal places. */
-export const Money = Type.Number({ minimum: 0, maximum: 1_000_000_000, 'x-max-decimals': 4 })
+export const Money = Type.Number({
+  minimum: 0,
+  maximum: 1_000_000_000,
+  'x-max-decimals': 4,
+  description: 'At most 4 decimal places; returned exactly as sent',
+})
 
 /** A trimmed code such as a sku or barcode. */
 export const Code = Type.String({ minLength: 1, maxLength: 64 })

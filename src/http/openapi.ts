@@ -1,0 +1,196 @@
+import { readFileSync } from 'node:fs'
+import swagger from '@fastify/swagger'
+import swaggerUi from '@fastify/swagger-ui'
+import type { FastifyInstance, RouteOptions } from 'fastify'
+import { allows, SCOPES, type Scope } from '../auth/scopes.js'
+import { ERROR_STATUS, type ErrorCode } from '../errors.js'
+import { ErrorBody } from './schemas.js'
+
+const { version } = JSON.parse(
+  readFileSync(new URL('../../package.json', import.meta.url), 'utf8'),
+) as { version: string }
+
+const OPENAPI_PATH = '/openapi.json'
+const DOCS_PATH = '/docs'
+
+const TITLE = 'Catalogue service'
+
+/** The name of the bearer scheme in `components.securitySchemes`. */
+const BEARER = 'bearerAuth'
+
+/** When each error is sent, and an example of its body. One entry per code of the contract. */
+const ERROR_EXAMPLES: Record<ErrorCode, { when: string; body: Record<string, unknown> }> = {
+  unauthorized: {
+    when: 'no Authorization header, not Bearer, or an unknown, malformed or revoked key',
+    body: { message: 'The API key is unknown or revoked.' },
+  },
+  forbidden: {
+    when: 'the key lacks the scope the route needs',
+    body: { message: 'This API key lacks the write scope.' },
+  },
+  invalid_json: {
+    when: 'the body is not valid JSON, or is empty',
+    body: { message: 'The request body is not valid JSON.' },
+  },
+  validation_failed: {
+    when: 'a field is missing, of the wrong type or out of bounds; one detail per problem',
+    body: {
+      message: 'The request has invalid fields.',
+      details: [
+        { field: 'name', message: 'is required' },
+        { field: 'price', message: 'must be >= 0' },
+      ],
+    },
+  },
+  not_found: {
+    when: "unknown, malformed or another store's product id",
+    body: { message: 'No product with this id exists in your store.' },
+  },
+  duplicate_sku: {
+    when: "the variant's sku is already used by a variant of the store",
+    body: { message: 'Another variant in your store already has this sku.' },
+  },
+  duplicate_options: {
+    when: "the variant's options equal those of another variant of the product",
+    body: { message: 'Another variant of this product already has these options.' },
+  },
+  idempotency_key_in_use: {
+    when: 'a request with the same Idempotency-Key is still in progress',
+    body: { message: 'A request with this Idempotency-Key is still in progress; retry shortly.' },
+  },
+  idempotency_key_reused: {
+    when: 'the Idempotency-Key was used before with a different request',
+    body: { message: 'This Idempotency-Key was used with a different request.' },
+  },
+  rate_limited: {
+    when: 'the key has used up its requests for the current minute',
+    body: { message: 'Too many requests for this API key; retry after the time in Retry-After.' },
+  },
+  payload_too_large: {
+    when: 'the body is over the size limit (256 KiB unless configured)',
+    body: { message: 'The request body is larger than the service accepts.' },
+  },
+  unsupported_media_type: {
+    when: 'the body is not sent as application/json',
+    body: { message: 'The request body must be sent as application/json.' },
+  },
+  unavailable: {
+    when: 'the database is unreachable, or the service is shutting down',
+    body: { message: 'The database is unavailable; try again shortly.' },
+  },
+  internal_error: {
+    when: 'anything unexpected (logged with the request id)',
+    body: { message: 'Something went wrong on our side.' },
+  },
+}
+
+const ERROR_CODES = Object.keys(ERROR_STATUS) as ErrorCode[]
+
+const ERROR_BODY_REF = '#/components/schemas/ErrorBody'
+
+/**
+ * The document of an error status: the error body, a description naming the codes sent with
+ * that status, and one named example per code.
+ */
+function errorResponse(status: number) {
+  const codes = ERROR_CODES.filter((code) => ERROR_STATUS[code] === status)
+  const examples = Object.fromEntries(
+    codes.map((code) => [
+      code,
+      {
+        summary: ERROR_EXAMPLES[code].when,
+        value: { error: code, ...ERROR_EXAMPLES[code].body },
+      },
+    ]),
+  )
+  return {
+    description: codes.map((code) => `\`${code}\`: ${ERROR_EXAMPLES[code].when}`).join('; '),
+    content: { 'application/json': { schema: { $ref: ERROR_BODY_REF }, examples } },
+  }
+}
+
+/** The scopes whose keys pass the check of a route that needs `scope`. */
+function acceptedScopes(scope: Scope): Scope[] {
+  return SCOPES.filter((granted) => allows([granted], scope))
+}
+
+/** The security requirement of a route: any key with an accepted scope; none for public routes. */
+function securityOf(scope: Scope | undefined): Record<string, string[]>[] {
+  if (scope === undefined) return []
+  return acceptedScopes(scope).map((granted) => ({ [BEARER]: [granted] }))
+}
+
+function scopeSentence(scope: Scope | undefined): string {
+  if (scope === undefined) return 'Public: no API key needed.'
+  const names = acceptedScopes(scope).map((granted) => `\`${granted}\``)
+  return `Needs an API key with scope ${names.join(' or ')}.`
+}
+
+/**
+ * A route's schema as the document shows it: its security from `config.scope` (the same
+ * declaration the auth hook enforces), the scope said in its description, and each error
+ * status with its codes and examples.
+ */
+function documentRoute(route: RouteOptions, schema: Record<string, unknown>) {
+  const scope = route.config?.scope
+  const response = { ...(schema.response as Record<string, unknown> | undefined) }
+  for (const status of Object.keys(response)) {
+    if (response[status] === ErrorBody) response[status] = errorResponse(Number(status))
+  }
+  const description = [schema.description, scopeSentence(scope)].filter(Boolean).join('\n\n')
+  return { ...schema, description, security: securityOf(scope), response }
+}
+
+/** A shared schema as the document lists it: its name is its key in `components.schemas`. */
+function withoutId(schema: object): object {
+  const { $id: _id, ...rest } = schema as { $id?: string }
+  return rest
+}
+
+/**
+ * The OpenAPI 3.1 document, generated from the route schemas, served at /openapi.json, and
+ * the Swagger UI page at /docs, its assets served from the npm package. Registered before the
+ * routes, so that it sees them all.
+ */
+export function registerOpenApi(app: FastifyInstance): void {
+  app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: TITLE,
+        version,
+        description:
+          'Products and their variants, per store. Every request to `/api/commerce/v1` carries ' +
+          '`Authorization: Bearer <key>`; a key belongs to one store and has the scopes `read` ' +
+          'and/or `write` (`write` includes `read`). Success is status 200 with `{"data": ...}`; ' +
+          'an error is `{"error": "<code>", "message": "..."}`, with `details` for validation errors.',
+      },
+      tags: [
+        { name: 'products', description: 'Create, read and list products' },
+        { name: 'variants', description: 'Add variants to a product and list them' },
+        { name: 'health', description: 'For load balancers and orchestrators; no key needed' },
+      ],
+      components: {
+        schemas: { ErrorBody: withoutId(ErrorBody) },
+        securitySchemes: {
+          [BEARER]: {
+            type: 'http',
+            scheme: 'bearer',
+            description: 'An API key, `ck_` and 43 characters, made with `catalog keys create`.',
+          },
+        },
+      },
+    },
+    transform: ({ schema, url, route }) => ({
+      url,
+      schema: documentRoute(route, (schema ?? {}) as Record<string, unknown>) as typeof schema,
+    }),
+  })
+  app.register(swaggerUi, {
+    routePrefix: DOCS_PATH,
+    theme: { title: `${TITLE}: API reference` },
+    // No badge that asks swagger.io to validate the document: the page fetches nothing else.
+    uiConfig: { validatorUrl: null, deepLinking: true },
+  })
+  app.get(OPENAPI_PATH, { schema: { hide: true } }, () => app.swagger())
+}

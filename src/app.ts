@@ -18,6 +18,8 @@ export interface AppOptions {
   requestTimeoutMs?: number
   /** How long a key's lookup may be reused when no change of keys has been seen. */
   keyCacheTtlMs?: number
+  /** How long the answer to a request with an Idempotency-Key is replayed; 24 hours if unset. */
+  idempotencyKeyTtlSeconds?: number
 }
 
 const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
@@ -66,6 +68,8 @@ export function buildApp(options: AppOptions): FastifyInstance {
   })
   registerAuth(app, database, { keyCacheTtlMs: options.keyCacheTtlMs ?? 10_000 })
   registerHealthRoutes(app, database)
-  registerCatalogRoutes(app, database)
+  registerCatalogRoutes(app, database, {
+    idempotencyKeyTtlSeconds: options.idempotencyKeyTtlSeconds ?? 24 * 60 * 60,
+  })
   return app
 }

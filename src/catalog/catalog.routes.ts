@@ -5,6 +5,8 @@ import { principalOf } from '../auth/auth.hook.js'
 import type { Database } from '../db/database.js'
 import { ErrorBody, IdParams, withErrors } from '../http/schemas.js'
 import { prepareJsonBody } from '../http/validation.js'
+import { answerWith, IdempotencyHeaders, idempotentCall } from '../idempotency/idempotency.http.js'
+import { createIdempotentWriter } from '../idempotency/idempotency.service.js'
 import {
   CreateProductBody,
   CreateVariantBody,
@@ -17,7 +19,9 @@ import {
 } from './catalog.schemas.js'
 import {
   addVariant,
+  addVariantWork,
   createProduct,
+  createProductWork,
   getProduct,
   listProducts,
   listVariants,
@@ -25,12 +29,19 @@ import {
 
 const PREFIX = '/api/commerce/v1'
 
-/** Errors a JSON body can add to a route's own. */
-const bodyErrors = { 409: ErrorBody, 413: ErrorBody, 415: ErrorBody }
+/** Errors a JSON body (and an Idempotency-Key) can add to a route's own. */
+const bodyErrors = { 409: ErrorBody, 413: ErrorBody, 415: ErrorBody, 422: ErrorBody }
 
-export function registerCatalogRoutes(app: FastifyInstance, database: Database): void {
+export function registerCatalogRoutes(
+  app: FastifyInstance,
+  database: Database,
+  options: { idempotencyKeyTtlSeconds: number },
+): void {
   const routes = app.withTypeProvider<TypeBoxTypeProvider>()
   const prepareBody = prepareJsonBody(...TRIMMED_FIELDS)
+  const idempotent = createIdempotentWriter(database, {
+    ttlSeconds: options.idempotencyKeyTtlSeconds,
+  })
 
   routes.post(
     `${PREFIX}/products`,
@@ -39,13 +50,17 @@ export function registerCatalogRoutes(app: FastifyInstance, database: Database):
       preValidation: prepareBody,
       schema: {
         summary: 'Create a base product, without variants',
+        headers: IdempotencyHeaders,
         body: CreateProductBody,
         response: withErrors({ 200: Type.Object({ data: Product }), ...bodyErrors }),
       },
     },
-    async (request) => ({
-      data: await createProduct(database, principalOf(request).storeId, request.body),
-    }),
+    async (request, reply) => {
+      const storeId = principalOf(request).storeId
+      const call = idempotentCall(request, storeId)
+      if (call === undefined) return { data: await createProduct(database, storeId, request.body) }
+      return answerWith(reply, await idempotent.run(call, createProductWork(storeId, request.body)))
+    },
   )
 
   routes.post(
@@ -56,18 +71,21 @@ export function registerCatalogRoutes(app: FastifyInstance, database: Database):
       schema: {
         summary: 'Add a variant to a product',
         params: IdParams,
+        headers: IdempotencyHeaders,
         body: CreateVariantBody,
         response: withErrors({ 200: Type.Object({ data: Variant }), ...bodyErrors }),
       },
     },
-    async (request) => ({
-      data: await addVariant(
-        database,
-        principalOf(request).storeId,
-        request.params.id,
-        request.body,
-      ),
-    }),
+    async (request, reply) => {
+      const storeId = principalOf(request).storeId
+      const { id } = request.params
+      const call = idempotentCall(request, storeId)
+      if (call === undefined) return { data: await addVariant(database, storeId, id, request.body) }
+      return answerWith(
+        reply,
+        await idempotent.run(call, addVariantWork(storeId, id, request.body)),
+      )
+    },
   )
 
   routes.get(

@@ -284,6 +284,35 @@ describeEachDialect('Idempotency-Key', (dialect) => {
     assert.equal(retry.body, created.body)
   })
 
+  it('keeps each answer of simultaneous requests with their own keys, 200s and 409s mixed', async (t) => {
+    const api = await buildKeyedApi(t, dialect)
+    const listening = buildApp({ database: api.database })
+    t.after(() => listening.close())
+    const address = await listening.listen({ port: 0, host: '127.0.0.1' })
+    const product = (await api.post('/products', { name: 'Mixed' })).json().data
+    const path = `/products/${product.id}/variants`
+    assertFirstAnswer(await api.post(path, { name: 'Taken', sku: 'TAKEN' }))
+    // Even requests take a taken sku (409, stored), odd ones a sku of their own (200).
+    const bodies = Array.from({ length: 20 }, (_, i) => ({
+      name: `V${i}`,
+      sku: i % 2 === 0 ? 'TAKEN' : `OWN-${i}`,
+    }))
+    const send = (i: number) => postOverHttp(address, api.key, path, bodies[i], `mixed-${i}`)
+    const firsts = await Promise.all(bodies.map((_, i) => send(i)))
+    for (const [i, first] of firsts.entries()) {
+      if (i % 2 === 0) expectError(first, 409, 'duplicate_sku')
+      else assertFirstAnswer(first)
+    }
+    const retries = await Promise.all(bodies.map((_, i) => send(i)))
+    for (const [i, retry] of retries.entries()) assertReplayOf(retry, firsts[i]!)
+    const variants = (await api.get(path)).json().data
+    assert.equal(variants.length, 11)
+    assert.deepEqual(
+      variants.map((v: any) => v.position),
+      Array.from({ length: 11 }, (_, i) => i + 1),
+    )
+  })
+
   it('forgets an answer after its window: the key then runs a new request', async (t) => {
     const api = await buildKeyedApi(t, dialect, { ttlSeconds: 0.5 })
     const first = await api.post('/products', { name: 'Clock' }, 'short')

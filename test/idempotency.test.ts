@@ -36,7 +36,7 @@ interface KeyedApi {
     path: string,
     body: unknown,
     idempotencyKey?: string,
-    options?: { key?: string },
+    options?: { key?: string; contentType?: string },
   ): Promise<Answer>
   get(path: string, key?: string): Promise<Answer>
   productCount(key?: string): Promise<number>
@@ -66,14 +66,14 @@ async function buildKeyedApi(
     path: string,
     body: unknown,
     idempotencyKey?: string,
-    o: { key?: string } = {},
+    o: { key?: string; contentType?: string } = {},
   ): Promise<Answer> =>
     app.inject({
       method: 'POST',
       url: `${API}${path}`,
       headers: {
         authorization: `Bearer ${o.key ?? key}`,
-        'content-type': 'application/json',
+        'content-type': o.contentType ?? 'application/json',
         ...(idempotencyKey === undefined ? {} : { 'idempotency-key': idempotencyKey }),
       },
       payload: typeof body === 'string' ? body : JSON.stringify(body),
@@ -194,7 +194,7 @@ describeEachDialect('Idempotency-Key', (dialect) => {
     assertReplayOf(await api.post('/products', { name: 'Desk' }, 'shared', { key: sameStore }), a)
   })
 
-  it('stores no refusal made before the work: 400, 401, 403 are not replayed', async (t) => {
+  it('stores no refusal made before the work: 400, 401, 403, 413, 415 are not replayed', async (t) => {
     const api = await buildKeyedApi(t, dialect)
     const readOnly = await api.newKey({ scopes: ['read'] })
     expectError(
@@ -212,6 +212,16 @@ describeEachDialect('Idempotency-Key', (dialect) => {
       await api.post('/products', { name: 'Sofa' }, 'fix-me', { key: 'ck_unknown' }),
       401,
       'unauthorized',
+    )
+    expectError(
+      await api.post('/products', { name: 'Sofa' }, 'fix-me', { contentType: 'text/plain' }),
+      415,
+      'unsupported_media_type',
+    )
+    expectError(
+      await api.post('/products', { name: 'Sofa', description: 'x'.repeat(300_000) }, 'fix-me'),
+      413,
+      'payload_too_large',
     )
     assert.equal(await recordCount(api.database), 0)
     const fixed = await api.post('/products', { name: 'Sofa', price: 1 }, 'fix-me')

@@ -490,19 +490,28 @@ postgresSuite('Idempotency-Key across two instances on one PostgreSQL [postgres]
     await blocker.query('begin')
     await blocker.query('select id from products where id = $1 for update', [product.id])
     const first = postOverHttp(addresses[0]!, key, path, { name: 'V' }, 'held')
-    const deadline = Date.now() + 10_000
-    for (;;) {
-      const { rows } = await blocker.query(
-        'select count(*)::int as n from pg_stat_activity where $1 = any(pg_blocking_pids(pid))',
-        [(blocker as unknown as { processID: number }).processID],
-      )
-      if (rows[0].n > 0) break
-      assert.ok(Date.now() < deadline, 'the first request never reached the locked row')
-      await sleep(20)
+    try {
+      const deadline = Date.now() + 10_000
+      for (;;) {
+        const { rows } = await blocker.query(
+          'select count(*)::int as n from pg_stat_activity where $1 = any(pg_blocking_pids(pid))',
+          [(blocker as unknown as { processID: number }).processID],
+        )
+        if (rows[0].n > 0) break
+        assert.ok(Date.now() < deadline, 'the first request never reached the locked row')
+        await sleep(20)
+      }
+      // Without the in-use check, this request would wait behind the locked row as well.
+      const during = await Promise.race([
+        postOverHttp(addresses[1]!, key, path, { name: 'V' }, 'held'),
+        sleep(20_000, undefined, { ref: false }).then(() =>
+          assert.fail('the second request waited instead of answering 409'),
+        ),
+      ])
+      expectError(during, 409, 'idempotency_key_in_use')
+    } finally {
+      await blocker.query('commit')
     }
-    const during = await postOverHttp(addresses[1]!, key, path, { name: 'V' }, 'held')
-    expectError(during, 409, 'idempotency_key_in_use')
-    await blocker.query('commit')
     const answered = await first
     assertFirstAnswer(answered)
     const retry = await postOverHttp(addresses[1]!, key, path, { name: 'V' }, 'held')

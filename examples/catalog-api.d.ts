@@ -344,7 +344,10 @@ export interface operations {
   createProduct: {
     parameters: {
       query?: never
-      header?: never
+      header?: {
+        /** @description Makes the request safe to retry: a retry with the same key (24 hours by default) gets the first answer again, with Idempotent-Replayed: true, and creates nothing. 1 to 255 printable ASCII characters, e.g. a UUID. */
+        'idempotency-key'?: string
+      }
       path?: never
       cookie?: never
     }
@@ -483,6 +486,15 @@ export interface operations {
       }
       /** @description `unsupported_media_type`: the body is not sent as application/json */
       415: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `idempotency_key_reused`: the Idempotency-Key was used before with a different request */
+      422: {
         headers: {
           [name: string]: unknown
         }
@@ -633,7 +645,10 @@ export interface operations {
   addVariant: {
     parameters: {
       query?: never
-      header?: never
+      header?: {
+        /** @description Makes the request safe to retry: a retry with the same key (24 hours by default) gets the first answer again, with Idempotent-Replayed: true, and creates nothing. 1 to 255 printable ASCII characters, e.g. a UUID. */
+        'idempotency-key'?: string
+      }
       path: {
         /** @description Product id (UUID) */
         id: string
@@ -786,6 +801,15 @@ export interface operations {
       }
       /** @description `unsupported_media_type`: the body is not sent as application/json */
       415: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `idempotency_key_reused`: the Idempotency-Key was used before with a different request */
+      422: {
         headers: {
           [name: string]: unknown
         }

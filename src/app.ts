@@ -29,6 +29,8 @@ export interface AppOptions {
   keyCacheTtlMs?: number
   /** Bearer token that GET /metrics requires; without one, /metrics is open. */
   metricsToken?: string | undefined
+  /** How long the answer to a request with an Idempotency-Key is replayed; 24 hours if unset. */
+  idempotencyKeyTtlSeconds?: number
 }
 
 const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
@@ -101,7 +103,9 @@ export function buildApp(options: AppOptions): FastifyInstance {
   // Declared in a plugin, so that they come after the OpenAPI plugin has loaded and it sees them.
   app.register(async (routes) => {
     registerHealthRoutes(routes, database)
-    registerCatalogRoutes(routes, database)
+    registerCatalogRoutes(routes, database, {
+      idempotencyKeyTtlSeconds: options.idempotencyKeyTtlSeconds ?? 24 * 60 * 60,
+    })
   })
   return app
 }

@@ -4,6 +4,7 @@ import { ensureFirstApiKey, type CreatedApiKey } from './auth/api-key.service.js
 import type { Config } from './config.js'
 import { createDatabase, type Database } from './db/database.js'
 import { migrateToLatest } from './db/migrate.js'
+import { startIdempotencyPruning } from './idempotency/pruning.js'
 
 export interface RunningServer {
   app: FastifyInstance
@@ -15,6 +16,10 @@ export interface RunningServer {
   /** Stops accepting connections, finishes requests in flight, closes the database. */
   close(): Promise<void>
 }
+
+/** Expired idempotency records are deleted this often, at most this many per write. */
+const IDEMPOTENCY_PRUNING_INTERVAL_MS = 60_000
+const IDEMPOTENCY_PRUNING_BATCH = 1000
 
 /** Process start-up: config, database and migrations, app, listen. */
 export async function startServer(config: Config): Promise<RunningServer> {
@@ -36,9 +41,15 @@ export async function startServer(config: Config): Promise<RunningServer> {
       requestTimeoutMs: config.requestTimeoutMs,
       keyCacheTtlMs: config.keyCacheTtlMs,
       metricsToken: config.metricsToken,
+      idempotencyKeyTtlSeconds: config.idempotencyKeyTtlSeconds,
     })
     const url = await app.listen({ host: config.host, port: config.port })
     const running = app
+    const pruning = startIdempotencyPruning(database, {
+      intervalMs: IDEMPOTENCY_PRUNING_INTERVAL_MS,
+      batchSize: IDEMPOTENCY_PRUNING_BATCH,
+      onError: (error) => running.log.warn({ err: error }, 'pruning idempotency keys failed'),
+    })
     return {
       app: running,
       database,
@@ -54,6 +65,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
         } finally {
           clearInterval(sweep)
         }
+        await pruning.stop()
         await database.close()
       },
     }

@@ -4,6 +4,8 @@ import { principalOf } from '../auth/auth.hook.js'
 import type { Database } from '../db/database.js'
 import { ErrorBody, IdParams, withErrors } from '../http/schemas.js'
 import { prepareJsonBody } from '../http/validation.js'
+import { answerWith, IdempotencyHeaders, idempotentCall } from '../idempotency/idempotency.http.js'
+import { createIdempotentWriter } from '../idempotency/idempotency.service.js'
 import {
   CreateProductBody,
   CreateVariantBody,
@@ -17,7 +19,9 @@ import {
 } from './catalog.schemas.js'
 import {
   addVariant,
+  addVariantWork,
   createProduct,
+  createProductWork,
   getProduct,
   listProducts,
   listVariants,
@@ -25,12 +29,25 @@ import {
 
 const PREFIX = '/api/commerce/v1'
 
-/** Errors a JSON body can add to a route's own. */
-const bodyErrors = { 400: ErrorBody, 409: ErrorBody, 413: ErrorBody, 415: ErrorBody }
+/** Errors a JSON body (and an Idempotency-Key) can add to a route's own. */
+const bodyErrors = {
+  400: ErrorBody,
+  409: ErrorBody,
+  413: ErrorBody,
+  415: ErrorBody,
+  422: ErrorBody,
+}
 
-export function registerCatalogRoutes(app: FastifyInstance, database: Database): void {
+export function registerCatalogRoutes(
+  app: FastifyInstance,
+  database: Database,
+  options: { idempotencyKeyTtlSeconds: number },
+): void {
   const routes = app.withTypeProvider<TypeBoxTypeProvider>()
   const prepareBody = prepareJsonBody(...TRIMMED_FIELDS)
+  const idempotent = createIdempotentWriter(database, {
+    ttlSeconds: options.idempotencyKeyTtlSeconds,
+  })
 
   routes.post(
     `${PREFIX}/products`,
@@ -45,13 +62,17 @@ export function registerCatalogRoutes(app: FastifyInstance, database: Database):
           'The slug is made from the name and is unique in the store: on a collision it gets a ' +
           'suffix `-2`, `-3`, ... The status is `draft` when not sent. `null` for an optional ' +
           'field means the same as leaving it out.',
+        headers: IdempotencyHeaders,
         body: CreateProductBody,
         response: withErrors({ 200: ProductResponse, ...bodyErrors }),
       },
     },
-    async (request) => ({
-      data: await createProduct(database, principalOf(request).storeId, request.body),
-    }),
+    async (request, reply) => {
+      const storeId = principalOf(request).storeId
+      const call = idempotentCall(request, storeId)
+      if (call === undefined) return { data: await createProduct(database, storeId, request.body) }
+      return answerWith(reply, await idempotent.run(call, createProductWork(storeId, request.body)))
+    },
   )
 
   routes.post(
@@ -69,18 +90,21 @@ export function registerCatalogRoutes(app: FastifyInstance, database: Database):
           'non-empty `options` set is unique in the product, in any key order ' +
           '(409 `duplicate_options`).',
         params: IdParams,
+        headers: IdempotencyHeaders,
         body: CreateVariantBody,
         response: withErrors({ 200: VariantResponse, 404: ErrorBody, ...bodyErrors }),
       },
     },
-    async (request) => ({
-      data: await addVariant(
-        database,
-        principalOf(request).storeId,
-        request.params.id,
-        request.body,
-      ),
-    }),
+    async (request, reply) => {
+      const storeId = principalOf(request).storeId
+      const { id } = request.params
+      const call = idempotentCall(request, storeId)
+      if (call === undefined) return { data: await addVariant(database, storeId, id, request.body) }
+      return answerWith(
+        reply,
+        await idempotent.run(call, addVariantWork(storeId, id, request.body)),
+      )
+    },
   )
 
   routes.get(

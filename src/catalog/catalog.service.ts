@@ -26,7 +26,15 @@ export function createProduct(
   storeId: string,
   input: CreateProductInput,
 ): Promise<Product> {
-  return database.writeAtomic((db) => createProductIn(db, storeId, input))
+  return database.writeAtomic(createProductWork(storeId, input))
+}
+
+/** The unit of work behind createProduct, for a caller that runs it in its own write. */
+export function createProductWork(
+  storeId: string,
+  input: CreateProductInput,
+): (db: Executor) => Promise<Product> {
+  return (db) => createProductIn(db, storeId, input)
 }
 
 /** The unit of work behind createProduct. */
@@ -61,7 +69,19 @@ export function addVariant(
   input: CreateVariantInput,
 ): Promise<Variant> {
   if (!isUuid(productId)) return Promise.reject(productNotFound())
-  return database.writeAtomic((db) => addVariantIn(db, storeId, productId.toLowerCase(), input))
+  return database.writeAtomic(addVariantWork(storeId, productId, input))
+}
+
+/** The unit of work behind addVariant, for a caller that runs it in its own write. */
+export function addVariantWork(
+  storeId: string,
+  productId: string,
+  input: CreateVariantInput,
+): (db: Executor) => Promise<Variant> {
+  return async (db) => {
+    if (!isUuid(productId)) throw productNotFound()
+    return addVariantIn(db, storeId, productId.toLowerCase(), input)
+  }
 }
 
 /** The unit of work behind addVariant. */

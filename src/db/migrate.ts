@@ -1,12 +1,20 @@
 import { Migrator, sql, type Migration, type MigrationResult } from 'kysely'
 import type { Database, Dialect } from './database.js'
+import * as postgresIdempotencyKeys from './migrations/postgres/2026-11-22T00-idempotency-keys.js'
 import * as postgresInitial from './migrations/postgres/2026-11-21T00-initial.js'
+import * as sqliteIdempotencyKeys from './migrations/sqlite/2026-11-22T00-idempotency-keys.js'
 import * as sqliteInitial from './migrations/sqlite/2026-11-21T00-initial.js'
 
 /** Each dialect's migrations, by name; names sort in the order they are applied. */
 const MIGRATIONS: Record<Dialect, Record<string, Migration>> = {
-  sqlite: { '2026-11-21T00-initial': sqliteInitial },
-  postgres: { '2026-11-21T00-initial': postgresInitial },
+  sqlite: {
+    '2026-11-21T00-initial': sqliteInitial,
+    '2026-11-22T00-idempotency-keys': sqliteIdempotencyKeys,
+  },
+  postgres: {
+    '2026-11-21T00-initial': postgresInitial,
+    '2026-11-22T00-idempotency-keys': postgresIdempotencyKeys,
+  },
 }
 
 /** Applies every pending migration; returns the names applied (none when up to date). */

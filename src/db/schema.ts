@@ -73,8 +73,23 @@ export interface VariantTable {
   updated_at: Timestamp
 }
 
+/**
+ * The answer of a request sent with an Idempotency-Key, kept for replay until `expires_at`.
+ * `fingerprint` is the SHA-256 of its method, path and canonical body; `body` is JSON text.
+ */
+export interface IdempotencyKeyTable {
+  store_id: string
+  key: string
+  fingerprint: string
+  status: number
+  body: string
+  created_at: Timestamp
+  expires_at: Timestamp
+}
+
 export interface DB {
   api_keys: ApiKeyTable
+  idempotency_keys: IdempotencyKeyTable
   products: ProductTable
   slug_counters: SlugCounterTable
   variants: VariantTable

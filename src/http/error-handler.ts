@@ -23,11 +23,12 @@ export function toAppError(error: unknown): AppError {
   if (error instanceof AppError) return error
   const fastifyError = error as Partial<FastifyError> & { validation?: ErrorObject[] }
   if (Array.isArray(fastifyError.validation)) {
-    return new AppError(
-      'validation_failed',
-      'The request has invalid fields.',
-      toFieldProblems(fastifyError.validation),
-    )
+    const problems = toFieldProblems(fastifyError.validation)
+    // Headers arrive lowercased; name them as they are written (Idempotency-Key).
+    if (fastifyError.validationContext === 'headers') {
+      for (const problem of problems) problem.field = headerName(problem.field)
+    }
+    return new AppError('validation_failed', 'The request has invalid fields.', problems)
   }
   const known = fastifyError.code ? FRAMEWORK_ERRORS[fastifyError.code] : undefined
   if (known) return known()
@@ -35,6 +36,22 @@ export function toAppError(error: unknown): AppError {
     return new AppError('unavailable', 'The database is unavailable; try again shortly.')
   }
   return new AppError('internal_error', 'Something went wrong on our side.')
+}
+
+function headerName(lowercased: string): string {
+  return lowercased.replace(
+    /(^|-)([a-z])/g,
+    (_, dash: string, letter: string) => dash + letter.toUpperCase(),
+  )
+}
+
+/** The contract's error body. */
+export function errorBody(appError: AppError) {
+  return {
+    error: appError.code,
+    message: appError.message,
+    ...(appError.details ? { details: appError.details } : {}),
+  }
 }
 
 /** The one place where errors become responses. */
@@ -47,9 +64,5 @@ export function sendError(error: unknown, request: FastifyRequest, reply: Fastif
   }
   if (appError.code === 'unauthorized') reply.header('www-authenticate', 'Bearer')
   reply.header('x-request-id', request.id)
-  reply.code(appError.statusCode).send({
-    error: appError.code,
-    message: appError.message,
-    ...(appError.details ? { details: appError.details } : {}),
-  })
+  reply.code(appError.statusCode).send(errorBody(appError))
 }

@@ -1,0 +1,60 @@
+import { createHash } from 'node:crypto'
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import { Type } from 'typebox'
+import type { IdempotentAnswer, IdempotentCall } from './idempotency.service.js'
+
+/**
+ * The headers of a create that may be retried safely. Headers arrive lowercased. A key is
+ * 1 to 255 printable ASCII characters; spaces are allowed inside, not at either end.
+ */
+export const IdempotencyHeaders = Type.Object({
+  'idempotency-key': Type.Optional(
+    Type.String({
+      // The pattern also refuses an empty key, with one message rather than two.
+      maxLength: 255,
+      pattern: '^[!-~]([ -~]*[!-~])?$',
+      description:
+        'Makes the request safe to retry: a retry with the same key (24 hours by default) ' +
+        'gets the first answer again, with Idempotent-Replayed: true, and creates nothing. ' +
+        '1 to 255 printable ASCII characters, e.g. a UUID.',
+    }),
+  ),
+})
+
+/** The Idempotency-Key call of a create request, or undefined when it was sent without one. */
+export function idempotentCall(
+  request: FastifyRequest,
+  storeId: string,
+): IdempotentCall | undefined {
+  const key = request.headers['idempotency-key']
+  if (typeof key !== 'string') return undefined
+  const path = request.url.split('?', 1)[0]!
+  return { storeId, key, fingerprint: requestFingerprint(request.method, path, request.body) }
+}
+
+/**
+ * What makes a retry the same request: SHA-256 of the method, the path and the parsed body
+ * with its keys sorted, so the same JSON sent again matches however it was spaced or ordered.
+ */
+export function requestFingerprint(method: string, path: string, body: unknown): string {
+  return createHash('sha256')
+    .update(`${method} ${path}\n`)
+    .update(JSON.stringify(body, sortedKeys))
+    .digest('hex')
+}
+
+/** A JSON.stringify replacer that writes every object's keys in sorted order. */
+function sortedKeys(_key: string, value: unknown): unknown {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return value
+  const sorted: Record<string, unknown> = {}
+  for (const name of Object.keys(value).sort()) {
+    sorted[name] = (value as Record<string, unknown>)[name]
+  }
+  return sorted
+}
+
+/** Sends the answer: its status, its body, and the replay header when it was replayed. */
+export function answerWith(reply: FastifyReply, answer: IdempotentAnswer): FastifyReply {
+  if (answer.replayed) reply.header('idempotent-replayed', 'true')
+  return reply.code(answer.status).send(answer.body)
+}

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import type { LightMyRequestResponse } from 'fastify'
 import type { Database } from '../src/db/database.js'
 
-/** The error codes of the contract's table, and the status each is sent with. */
+/** The error codes of the contract's table and of issue 4, and the status each is sent with. */
 export const CONTRACT_ERRORS: Readonly<Record<string, number>> = {
   unauthorized: 401,
   forbidden: 403,
@@ -15,6 +15,10 @@ export const CONTRACT_ERRORS: Readonly<Record<string, number>> = {
   unsupported_media_type: 415,
   unavailable: 503,
   internal_error: 500,
+  // Issue 4's Idempotency-Key and rate limits.
+  idempotency_key_in_use: 409,
+  idempotency_key_reused: 422,
+  rate_limited: 429,
 }
 
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/

@@ -16,7 +16,7 @@ export const BODY_LIMIT = 256 * 1024
 export const MAX_POSITION = 2_147_483_647
 
 /** Characters counted as the contract counts them: code points, not UTF-16 units. */
-export function characters(value: string): number {
+function characters(value: string): number {
   let count = 0
   for (const _ of value) count++
   return count
@@ -26,7 +26,7 @@ export function characters(value: string): number {
 const UNSTORABLE = /[\u0000\p{Cs}]/u
 
 /** Decimal places of a number as its shortest round-trip form writes it (`1e-7` has 7). */
-export function decimalPlaces(value: number): number {
+function decimalPlaces(value: number): number {
   const [mantissa = '', exponent = '0'] = String(value).split('e')
   const fraction = mantissa.split('.')[1] ?? ''
   return Math.max(0, fraction.length - Number(exponent))

@@ -348,6 +348,7 @@ describeEachDialect('the contract, as a model', (dialect) => {
           a: (
             await createApiKey(api.database, { store: `run-${runs}-a`, scopes: ['read', 'write'] })
           ).key,
+          // Store b's key has only write, which includes read.
           b: (await createApiKey(api.database, { store: `run-${runs}-b`, scopes: ['write'] })).key,
         }
         const real: Real = { app: api.app, keys, commands: 0, requests: 0, answers }

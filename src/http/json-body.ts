@@ -1,10 +1,10 @@
 import type { FastifyRequest } from 'fastify'
-import { AppError, validationFailed } from '../errors.js'
+import { AppError, validationFailed, type FieldProblem } from '../errors.js'
 
 /**
  * The JSON body parser. Unlike Fastify's, it tells an empty body from a malformed one, and
- * answers a `__proto__` key (valid JSON, but a prototype-pollution vector should any code
- * ever merge bodies) as a validation error naming the field, not as "invalid JSON".
+ * answers names and strings the service will not keep (see findRefusedString) as a
+ * validation error naming the field, not as "invalid JSON".
  */
 export function parseJsonBody(
   _request: FastifyRequest,
@@ -22,24 +22,48 @@ export function parseJsonBody(
     done(new AppError('invalid_json', 'The request body is not valid JSON.'))
     return
   }
-  const reserved = findProtoKey(value)
-  if (reserved !== undefined) {
-    done(validationFailed([{ field: reserved, message: 'is not an allowed name' }]))
+  const refused = findRefusedString(value)
+  if (refused !== undefined) {
+    done(validationFailed([refused]))
     return
   }
   done(null, value)
 }
 
-/** The path of the first `__proto__` key in a parsed JSON value, walked without recursion. */
-function findProtoKey(root: unknown): string | undefined {
+/**
+ * A NUL character (PostgreSQL's text cannot hold one) or a lone surrogate (not Unicode: both
+ * databases would store a replacement character, not what was sent). Valid JSON, both of them,
+ * as `\u0000` and `\ud800` escapes.
+ */
+const UNSTORABLE = /[\u0000\p{Cs}]/u
+
+/**
+ * The first key or string of a parsed JSON value that is refused, walked without recursion:
+ * a `__proto__` key (a prototype-pollution vector should any code ever merge bodies), or a
+ * key or string with an unstorable character.
+ */
+function findRefusedString(root: unknown): FieldProblem | undefined {
   const pending: { value: unknown; path: string }[] = [{ value: root, path: '' }]
   for (let item = pending.pop(); item !== undefined; item = pending.pop()) {
     const { value, path } = item
+    if (typeof value === 'string' && UNSTORABLE.test(value)) {
+      return {
+        field: path === '' ? 'body' : path,
+        message: 'must not contain a NUL character or an unpaired surrogate',
+      }
+    }
     if (value === null || typeof value !== 'object') continue
     for (const [key, child] of Object.entries(value)) {
       const childPath = path === '' ? key : `${path}.${key}`
-      if (key === '__proto__') return childPath
-      if (child !== null && typeof child === 'object')
+      if (key === '__proto__') return { field: childPath, message: 'is not an allowed name' }
+      // Named by its parent: the name itself would not survive the trip back.
+      if (UNSTORABLE.test(key)) {
+        return {
+          field: path === '' ? 'body' : path,
+          message: 'has a name with a NUL character or an unpaired surrogate',
+        }
+      }
+      if (child !== null && (typeof child === 'object' || typeof child === 'string'))
         pending.push({ value: child, path: childPath })
     }
   }

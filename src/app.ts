@@ -7,18 +7,37 @@ import type { Database } from './db/database.js'
 import { AppError } from './errors.js'
 import { registerHealthRoutes } from './health.routes.js'
 import { sendError } from './http/error-handler.js'
+import { answerClientError } from './http/client-error.js'
 import { parseJsonBody } from './http/json-body.js'
 import { createValidatorCompiler } from './http/validation.js'
+import {
+  createRateLimiter,
+  enforceRateLimit,
+  type RateLimitOptions,
+} from './rate-limit/rate-limit.hook.js'
 
 export interface AppOptions {
   database: Database
   /** Fastify's logger option: false (tests), or pino options. */
   logger?: FastifyServerOptions['logger']
   bodyLimit?: number
+  /** Longest time to receive a whole request, headers and body; then 408. */
   requestTimeoutMs?: number
+  /** Longest time to receive a request's headers; then 408. At most requestTimeoutMs. */
+  headersTimeoutMs?: number
+  /** Longest silence on a connection while a request is open (either way); then it is closed. */
+  connectionTimeoutMs?: number
+  /** How long an idle keep-alive connection is kept open between requests. */
+  keepAliveTimeoutMs?: number
+  /** Largest request line and headers together, in bytes; larger is 431. */
+  maxHeaderBytes?: number
   /** How long a key's lookup may be reused when no change of keys has been seen. */
   keyCacheTtlMs?: number
+  /** Per API key; 6000 a minute, in memory, unless given. */
+  rateLimit?: RateLimitOptions
 }
+
+export const DEFAULT_RATE_LIMIT_PER_MINUTE = 6000
 
 const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
 
@@ -31,10 +50,22 @@ function requestId(request: IncomingMessage): string {
 /** Builds the HTTP application from its dependencies. It reads no environment. */
 export function buildApp(options: AppOptions): FastifyInstance {
   const { database } = options
+  const requestTimeoutMs = options.requestTimeoutMs ?? 30_000
+  const headersTimeoutMs = Math.min(options.headersTimeoutMs ?? 10_000, requestTimeoutMs)
   const app = Fastify({
     logger: options.logger ?? false,
     bodyLimit: options.bodyLimit ?? 256 * 1024,
-    requestTimeout: options.requestTimeoutMs ?? 30_000,
+    requestTimeout: requestTimeoutMs,
+    connectionTimeout: options.connectionTimeoutMs ?? 60_000,
+    keepAliveTimeout: options.keepAliveTimeoutMs ?? 72_000,
+    http: {
+      headersTimeout: headersTimeoutMs,
+      maxHeaderSize: options.maxHeaderBytes ?? 16 * 1024,
+      // Node looks for expired requests every 30 s unless told otherwise, which would let a
+      // slow client hold a connection up to 30 s past its timeout.
+      connectionsCheckingInterval: Math.max(10, Math.min(1000, Math.floor(headersTimeoutMs / 4))),
+    },
+    clientErrorHandler: answerClientError,
     requestIdHeader: false,
     genReqId: requestId,
     frameworkErrors: (error, request, reply) => sendError(error, request, reply),
@@ -64,7 +95,20 @@ export function buildApp(options: AppOptions): FastifyInstance {
       throw new AppError('unavailable', 'The service is shutting down; retry shortly.')
     }
   })
-  registerAuth(app, database, { keyCacheTtlMs: options.keyCacheTtlMs ?? 10_000 })
+  const rateLimiter = createRateLimiter(
+    options.rateLimit ?? { perMinute: DEFAULT_RATE_LIMIT_PER_MINUTE },
+    app.log,
+  )
+  if (rateLimiter) {
+    app.addHook('onReady', () => rateLimiter.ready())
+    app.addHook('onClose', () => rateLimiter.close())
+  }
+  registerAuth(app, database, {
+    keyCacheTtlMs: options.keyCacheTtlMs ?? 10_000,
+    ...(rateLimiter && {
+      onAuthenticated: (principal, reply) => enforceRateLimit(rateLimiter, principal, reply),
+    }),
+  })
   registerHealthRoutes(app, database)
   registerCatalogRoutes(app, database)
   return app

@@ -34,7 +34,12 @@ export async function startServer(config: Config): Promise<RunningServer> {
       logger,
       bodyLimit: config.bodyLimit,
       requestTimeoutMs: config.requestTimeoutMs,
+      headersTimeoutMs: config.headersTimeoutMs,
+      connectionTimeoutMs: config.connectionTimeoutMs,
+      keepAliveTimeoutMs: config.keepAliveTimeoutMs,
+      maxHeaderBytes: config.headerLimit,
       keyCacheTtlMs: config.keyCacheTtlMs,
+      rateLimit: { perMinute: config.rateLimitPerMinute, redisUrl: config.redisUrl },
     })
     const url = await app.listen({ host: config.host, port: config.port })
     const running = app

@@ -30,14 +30,14 @@ export interface AppOptions {
   /** How long an idle keep-alive connection is kept open between requests. */
   keepAliveTimeoutMs?: number
   /** Largest request line and headers together, in bytes; larger is 431. */
-  maxHeaderBytes?: number
+  headerLimit?: number
   /** How long a key's lookup may be reused when no change of keys has been seen. */
   keyCacheTtlMs?: number
   /** Per API key; 6000 a minute, in memory, unless given. */
   rateLimit?: RateLimitOptions
 }
 
-export const DEFAULT_RATE_LIMIT_PER_MINUTE = 6000
+const DEFAULT_RATE_LIMIT_PER_MINUTE = 6000
 
 const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
 
@@ -60,7 +60,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
     keepAliveTimeout: options.keepAliveTimeoutMs ?? 72_000,
     http: {
       headersTimeout: headersTimeoutMs,
-      maxHeaderSize: options.maxHeaderBytes ?? 16 * 1024,
+      maxHeaderSize: options.headerLimit ?? 16 * 1024,
       // Node looks for expired requests every 30 s unless told otherwise, which would let a
       // slow client hold a connection up to 30 s past its timeout.
       connectionsCheckingInterval: Math.max(10, Math.min(1000, Math.floor(headersTimeoutMs / 4))),

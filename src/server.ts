@@ -37,7 +37,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
       headersTimeoutMs: config.headersTimeoutMs,
       connectionTimeoutMs: config.connectionTimeoutMs,
       keepAliveTimeoutMs: config.keepAliveTimeoutMs,
-      maxHeaderBytes: config.headerLimit,
+      headerLimit: config.headerLimit,
       keyCacheTtlMs: config.keyCacheTtlMs,
       rateLimit: { perMinute: config.rateLimitPerMinute, redisUrl: config.redisUrl },
     })

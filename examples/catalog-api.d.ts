@@ -294,7 +294,7 @@ export interface operations {
           }
         }
       }
-      /** @description `invalid_json`: the body is not valid JSON, or is empty; `validation_failed`: a field is missing, of the wrong type or out of bounds; one detail per problem */
+      /** @description `invalid_json`: the body is not valid JSON, or is empty; `bad_request`: the bytes received are not valid HTTP (the connection is closed); `validation_failed`: a field is missing, of the wrong type or out of bounds; one detail per problem */
       400: {
         headers: {
           [name: string]: unknown
@@ -314,6 +314,15 @@ export interface operations {
       }
       /** @description `forbidden`: the key lacks the scope the route needs */
       403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `rate_limited`: the key has used up its requests for the current minute */
+      429: {
         headers: {
           [name: string]: unknown
         }
@@ -439,7 +448,7 @@ export interface operations {
           }
         }
       }
-      /** @description `invalid_json`: the body is not valid JSON, or is empty; `validation_failed`: a field is missing, of the wrong type or out of bounds; one detail per problem */
+      /** @description `invalid_json`: the body is not valid JSON, or is empty; `bad_request`: the bytes received are not valid HTTP (the connection is closed); `validation_failed`: a field is missing, of the wrong type or out of bounds; one detail per problem */
       400: {
         headers: {
           [name: string]: unknown
@@ -495,6 +504,15 @@ export interface operations {
       }
       /** @description `idempotency_key_reused`: the Idempotency-Key was used before with a different request */
       422: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `rate_limited`: the key has used up its requests for the current minute */
+      429: {
         headers: {
           [name: string]: unknown
         }
@@ -615,6 +633,15 @@ export interface operations {
       }
       /** @description `not_found`: unknown, malformed or another store's product id */
       404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `rate_limited`: the key has used up its requests for the current minute */
+      429: {
         headers: {
           [name: string]: unknown
         }
@@ -745,7 +772,7 @@ export interface operations {
           }
         }
       }
-      /** @description `invalid_json`: the body is not valid JSON, or is empty; `validation_failed`: a field is missing, of the wrong type or out of bounds; one detail per problem */
+      /** @description `invalid_json`: the body is not valid JSON, or is empty; `bad_request`: the bytes received are not valid HTTP (the connection is closed); `validation_failed`: a field is missing, of the wrong type or out of bounds; one detail per problem */
       400: {
         headers: {
           [name: string]: unknown
@@ -810,6 +837,15 @@ export interface operations {
       }
       /** @description `idempotency_key_reused`: the Idempotency-Key was used before with a different request */
       422: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `rate_limited`: the key has used up its requests for the current minute */
+      429: {
         headers: {
           [name: string]: unknown
         }
@@ -975,6 +1011,15 @@ export interface operations {
       }
       /** @description `not_found`: unknown, malformed or another store's product id */
       404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `rate_limited`: the key has used up its requests for the current minute */
+      429: {
         headers: {
           [name: string]: unknown
         }

@@ -12,26 +12,45 @@ import type { Database } from './db/database.js'
 import { AppError } from './errors.js'
 import { registerHealthRoutes } from './health.routes.js'
 import { sendError } from './http/error-handler.js'
+import { answerClientError } from './http/client-error.js'
 import { parseJsonBody } from './http/json-body.js'
 import { registerOpenApi } from './http/openapi.js'
 import { createValidatorCompiler } from './http/validation.js'
 import { createMetrics } from './observability/metrics.js'
 import { registerMetricsRoute } from './observability/metrics.routes.js'
 import { logRequest, RequestLogController } from './observability/request-log.js'
+import {
+  createRateLimiter,
+  enforceRateLimit,
+  type RateLimitOptions,
+} from './rate-limit/rate-limit.hook.js'
 
 export interface AppOptions {
   database: Database
   /** Fastify's logger option: false (tests), or pino options. */
   logger?: FastifyServerOptions['logger']
   bodyLimit?: number
+  /** Longest time to receive a whole request, headers and body; then 408. */
   requestTimeoutMs?: number
+  /** Longest time to receive a request's headers; then 408. At most requestTimeoutMs. */
+  headersTimeoutMs?: number
+  /** Longest silence on a connection while a request is open (either way); then it is closed. */
+  connectionTimeoutMs?: number
+  /** How long an idle keep-alive connection is kept open between requests. */
+  keepAliveTimeoutMs?: number
+  /** Largest request line and headers together, in bytes; larger is 431. */
+  headerLimit?: number
   /** How long a key's lookup may be reused when no change of keys has been seen. */
   keyCacheTtlMs?: number
   /** Bearer token that GET /metrics requires; without one, /metrics is open. */
   metricsToken?: string | undefined
   /** How long the answer to a request with an Idempotency-Key is replayed; 24 hours if unset. */
   idempotencyKeyTtlSeconds?: number
+  /** Per API key; 6000 a minute, in memory, unless given. */
+  rateLimit?: RateLimitOptions
 }
+
+const DEFAULT_RATE_LIMIT_PER_MINUTE = 6000
 
 const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
 
@@ -49,12 +68,24 @@ export function buildApp(options: AppOptions): FastifyInstance {
     metrics.recordResponse(request, reply)
     logRequest(request, reply)
   }
+  const requestTimeoutMs = options.requestTimeoutMs ?? 30_000
+  const headersTimeoutMs = Math.min(options.headersTimeoutMs ?? 10_000, requestTimeoutMs)
   const app = Fastify({
     logger: options.logger ?? false,
     // Fastify's two info lines per request give way to one of ours, with the route and the key.
     logController: new RequestLogController(),
     bodyLimit: options.bodyLimit ?? 256 * 1024,
-    requestTimeout: options.requestTimeoutMs ?? 30_000,
+    requestTimeout: requestTimeoutMs,
+    connectionTimeout: options.connectionTimeoutMs ?? 60_000,
+    keepAliveTimeout: options.keepAliveTimeoutMs ?? 72_000,
+    http: {
+      headersTimeout: headersTimeoutMs,
+      maxHeaderSize: options.headerLimit ?? 16 * 1024,
+      // Node looks for expired requests every 30 s unless told otherwise, which would let a
+      // slow client hold a connection up to 30 s past its timeout.
+      connectionsCheckingInterval: Math.max(10, Math.min(1000, Math.floor(headersTimeoutMs / 4))),
+    },
+    clientErrorHandler: answerClientError,
     requestIdHeader: false,
     genReqId: requestId,
     // Requests refused before routing (a malformed URL) run no hooks: they are observed here.
@@ -97,7 +128,20 @@ export function buildApp(options: AppOptions): FastifyInstance {
     done()
   })
   registerOpenApi(app)
-  registerAuth(app, database, { keyCacheTtlMs: options.keyCacheTtlMs ?? 10_000 })
+  const rateLimiter = createRateLimiter(
+    options.rateLimit ?? { perMinute: DEFAULT_RATE_LIMIT_PER_MINUTE },
+    app.log,
+  )
+  if (rateLimiter) {
+    app.addHook('onReady', () => rateLimiter.ready())
+    app.addHook('onClose', () => rateLimiter.close())
+  }
+  registerAuth(app, database, {
+    keyCacheTtlMs: options.keyCacheTtlMs ?? 10_000,
+    ...(rateLimiter && {
+      onAuthenticated: (principal, reply) => enforceRateLimit(rateLimiter, principal, reply),
+    }),
+  })
   // Outside the plugin below, so that the OpenAPI document leaves this operators' route out.
   registerMetricsRoute(app, metrics, { token: options.metricsToken })
   // Declared in a plugin, so that they come after the OpenAPI plugin has loaded and it sees them.

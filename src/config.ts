@@ -8,6 +8,14 @@ export interface Config {
   readonly bodyLimit: number
   /** Whole-request budget in milliseconds: a client that has not sent its request by then is cut off. */
   readonly requestTimeoutMs: number
+  /** Budget for the request line and headers; at most requestTimeoutMs. */
+  readonly headersTimeoutMs: number
+  /** Longest silence on a connection while a request is open, either way, before it is closed. */
+  readonly connectionTimeoutMs: number
+  /** How long an idle keep-alive connection stays open between requests. */
+  readonly keepAliveTimeoutMs: number
+  /** Largest request line plus headers, in bytes. */
+  readonly headerLimit: number
   /** How long `serve` waits for requests in flight after SIGTERM before it closes anyway. */
   readonly shutdownTimeoutMs: number
   /** Longest reuse of a key lookup when no change of keys has been seen; 0 turns caching off. */
@@ -34,13 +42,24 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {
     throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`)
   }
+  const requestTimeoutMs = integerSetting(env, 'REQUEST_TIMEOUT_MS', 30_000, 100, 600_000)
   return Object.freeze({
     databaseUrl: env.DATABASE_URL || DEFAULT_DATABASE_URL,
     host: env.HOST || '127.0.0.1',
     port: integerSetting(env, 'PORT', 3000, 0, 65535),
     logLevel,
     bodyLimit: integerSetting(env, 'BODY_LIMIT_BYTES', 256 * 1024, 1024, 64 * 1024 * 1024),
-    requestTimeoutMs: integerSetting(env, 'REQUEST_TIMEOUT_MS', 30_000, 100, 600_000),
+    requestTimeoutMs,
+    headersTimeoutMs: integerSetting(
+      env,
+      'HEADERS_TIMEOUT_MS',
+      Math.min(10_000, requestTimeoutMs),
+      100,
+      requestTimeoutMs,
+    ),
+    connectionTimeoutMs: integerSetting(env, 'CONNECTION_TIMEOUT_MS', 60_000, 100, 3_600_000),
+    keepAliveTimeoutMs: integerSetting(env, 'KEEP_ALIVE_TIMEOUT_MS', 72_000, 100, 3_600_000),
+    headerLimit: integerSetting(env, 'HEADER_LIMIT_BYTES', 16 * 1024, 1024, 1024 * 1024),
     shutdownTimeoutMs: integerSetting(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
     keyCacheTtlMs: integerSetting(env, 'API_KEY_CACHE_TTL_MS', 10_000, 0, 3_600_000),
     rateLimitPerMinute: integerSetting(env, 'RATE_LIMIT_PER_MINUTE', 6000, 0, 100_000_000),

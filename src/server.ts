@@ -39,9 +39,14 @@ export async function startServer(config: Config): Promise<RunningServer> {
       logger,
       bodyLimit: config.bodyLimit,
       requestTimeoutMs: config.requestTimeoutMs,
+      headersTimeoutMs: config.headersTimeoutMs,
+      connectionTimeoutMs: config.connectionTimeoutMs,
+      keepAliveTimeoutMs: config.keepAliveTimeoutMs,
+      headerLimit: config.headerLimit,
       keyCacheTtlMs: config.keyCacheTtlMs,
       metricsToken: config.metricsToken,
       idempotencyKeyTtlSeconds: config.idempotencyKeyTtlSeconds,
+      rateLimit: { perMinute: config.rateLimitPerMinute, redisUrl: config.redisUrl },
     })
     const url = await app.listen({ host: config.host, port: config.port })
     const running = app

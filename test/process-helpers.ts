@@ -43,6 +43,10 @@ function environment(env: Record<string, string>): NodeJS.ProcessEnv {
     'RATE_LIMIT_PER_MINUTE',
     'BODY_LIMIT_BYTES',
     'REQUEST_TIMEOUT_MS',
+    'HEADERS_TIMEOUT_MS',
+    'CONNECTION_TIMEOUT_MS',
+    'KEEP_ALIVE_TIMEOUT_MS',
+    'HEADER_LIMIT_BYTES',
     'SHUTDOWN_TIMEOUT_MS',
     'NODE_OPTIONS',
   ]) {

@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Database } from '../db/database.js'
 import { AppError } from '../errors.js'
 import type { Principal } from './api-key.service.js'
@@ -16,23 +16,30 @@ declare module 'fastify' {
   }
 }
 
+export interface AuthOptions {
+  keyCacheTtlMs: number
+  /**
+   * Runs as soon as the key is known, before its scope is checked: the rate limit, so that a
+   * request refused 401 never counts against anyone, and one refused 403 counts against its key.
+   */
+  onAuthenticated?: (principal: Principal, reply: FastifyReply) => Promise<void>
+}
+
 /**
  * The one place where keys and scopes are checked. It runs on request, before the body is
- * read, so the order of checks is: authentication, scope, then body.
+ * read, so the order of checks is: authentication, rate limit, scope, then body.
  */
-export function registerAuth(
-  app: FastifyInstance,
-  database: Database,
-  options: { keyCacheTtlMs: number },
-): void {
+export function registerAuth(app: FastifyInstance, database: Database, options: AuthOptions): void {
   const principals = new PrincipalCache(database, { ttlMs: options.keyCacheTtlMs })
+  const { onAuthenticated } = options
   app.decorateRequest('principal', null)
-  app.addHook('onRequest', async (request) => {
+  app.addHook('onRequest', async (request, reply) => {
     const needed = request.routeOptions.config.scope
     if (needed === undefined) return
     const principal = await authenticate(principals, request)
     // Set before the scope check, so that the log line of a 403 names the key refused.
     request.principal = principal
+    if (onAuthenticated) await onAuthenticated(principal, reply)
     if (!allows(principal.scopes, needed)) {
       throw new AppError('forbidden', `This API key lacks the ${needed} scope.`)
     }

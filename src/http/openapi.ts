@@ -56,15 +56,31 @@ const ERROR_EXAMPLES: Record<ErrorCode, { when: string; body: Record<string, unk
   },
   idempotency_key_in_use: {
     when: 'a request with the same Idempotency-Key is still in progress',
-    body: { message: 'A request with this Idempotency-Key is still in progress; retry shortly.' },
+    body: {
+      message: 'A request with this Idempotency-Key is still running; retry once it is answered.',
+    },
   },
   idempotency_key_reused: {
     when: 'the Idempotency-Key was used before with a different request',
-    body: { message: 'This Idempotency-Key was used with a different request.' },
+    body: {
+      message: 'This Idempotency-Key was already used for a different request; use a new key.',
+    },
   },
   rate_limited: {
     when: 'the key has used up its requests for the current minute',
-    body: { message: 'Too many requests for this API key; retry after the time in Retry-After.' },
+    body: { message: 'This API key has used its 6000 requests for this minute; retry in 42 s.' },
+  },
+  bad_request: {
+    when: 'the bytes received are not valid HTTP (the connection is closed)',
+    body: { message: 'The request is not valid HTTP.' },
+  },
+  request_timeout: {
+    when: 'the request was not received in time (the connection is closed)',
+    body: { message: 'The request was not received in time.' },
+  },
+  headers_too_large: {
+    when: 'the request line and headers are over the size limit (16 KiB unless configured)',
+    body: { message: 'The request headers are larger than the service accepts.' },
   },
   payload_too_large: {
     when: 'the body is over the size limit (256 KiB unless configured)',

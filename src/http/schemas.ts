@@ -36,6 +36,7 @@ export function withErrors<R extends Record<number, TSchema>>(responses: R) {
     ...responses,
     401: ErrorBody,
     403: ErrorBody,
+    429: ErrorBody,
     500: ErrorBody,
     503: ErrorBody,
   }

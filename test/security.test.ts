@@ -194,10 +194,10 @@ describeEachDialect('security', (dialect) => {
     assert.equal(unavailable.statusCode, 503, unavailable.body)
 
     const lines = output.split('\n').filter((line) => line.trim() !== '')
-    // The logs are there to search: a line per request and per response, the 401s included.
-    assert.ok(lines.length >= 2 * (answers.length + 2), `only ${lines.length} log lines`)
+    // The logs are there to search: a line per request, the 401s included.
+    assert.ok(lines.length >= answers.length + 2, `only ${lines.length} log lines`)
     assert.ok(
-      lines.some((line) => /"statusCode":401/.test(line)),
+      lines.some((line) => /"status":401/.test(line)),
       'no 401 in the logs',
     )
     assert.ok(

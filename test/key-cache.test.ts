@@ -56,4 +56,16 @@ describeEachDialect('API key cache', (dialect) => {
     await revokeSilently()
     assert.equal((await list()).statusCode, 401)
   })
+  if (dialect === 'postgres') {
+    it('keeps its entries when keys change in another schema of the database', async (t) => {
+      const { list, revokeSilently } = await setUp(t, 60_000)
+      const elsewhere = await createTestDatabase(t, dialect)
+      assert.equal((await list()).statusCode, 200)
+      await revokeSilently()
+      // Announced on the shared channel, but for the other schema: nothing to forget here.
+      await createApiKey(elsewhere, { store: 'cache', scopes: ['read'] })
+      await sleep(200)
+      assert.equal((await list()).statusCode, 200)
+    })
+  }
 })

@@ -193,7 +193,7 @@ function openPostgres(url: string, options: DatabaseOptions): Database {
     keysVersion: () => keyChanges.version(),
     keysChanged: async () => {
       keyChanges.changedHere()
-      await sql`select pg_notify(${KEYS_CHANNEL}, '')`.execute(kysely)
+      await sql`select pg_notify(${KEYS_CHANNEL}, current_schema())`.execute(kysely)
     },
     ping: async () => {
       await sql`select 1`.execute(kysely)
@@ -217,6 +217,8 @@ const KEYS_CHANNEL = 'catalog_api_keys'
  * A connection of its own that LISTENs for NOTIFYs on API key changes. Opened on first use
  * (CLI commands never need it); while it is not listening, the version is undefined, so
  * nothing is cached; if it drops, the version moves and it reconnects a second later.
+ * Each NOTIFY names the schema whose keys changed: services (or tests) in other schemas of
+ * the same database share the channel, and their changes must not empty this cache.
  */
 function listenForKeyChanges(url: string) {
   let version = 0
@@ -237,14 +239,21 @@ function listenForKeyChanges(url: string) {
     if (connecting || listening || stopped) return
     connecting = true
     const candidate = new pg.Client({ connectionString: url })
-    candidate.on('notification', () => version++)
+    let schema: string | undefined
+    candidate.on('notification', (message) => {
+      if (message.payload === schema) version++
+    })
     candidate.on('error', () => candidate.end().catch(() => {}))
     candidate.on('end', () => {
       if (client === candidate) lost()
     })
     candidate
       .connect()
-      .then(() => candidate.query(`listen ${KEYS_CHANNEL}`))
+      .then(() => candidate.query<{ schema: string }>('select current_schema() as schema'))
+      .then((result) => {
+        schema = result.rows[0]?.schema
+        return candidate.query(`listen ${KEYS_CHANNEL}`)
+      })
       .then(
         () => {
           if (stopped) return candidate.end()

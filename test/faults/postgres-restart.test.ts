@@ -73,6 +73,7 @@ describe(
       t.after(() => Promise.all([load.stop(), ready.stop(), live.stop()]))
       await load.acknowledged(50)
 
+      const stopping = performance.now()
       await cluster.stop('immediate')
       const down = performance.now()
       await sleep(OUTAGE_MS)
@@ -101,18 +102,37 @@ describe(
           : outcome.error
         statuses.set(label, (statuses.get(label) ?? 0) + 1)
       }
+      const cutOff = load.calls.filter(
+        (call) => call.sentAt < stopping && call.sentAt + call.outcome!.ms > stopping,
+      )
       const maxMs = Math.max(...during.map((call) => call.outcome!.ms))
       const readyDuring = ready.probes.filter((probe) => probe.at >= down && probe.at < restarting)
       const readyAfter = ready.probes.filter((probe) => probe.at >= up)
       const liveAll = live.probes.map((probe) => probe.status)
       t.diagnostic(
-        `PostgreSQL restart: outage ${OUTAGE_MS} ms; requests during it ${during.length} ` +
+        `PostgreSQL restart: in flight at the stop ${cutOff.length} ` +
+          `(${tally(cutOff.map((call) => (call.outcome!.answered ? call.outcome!.status : 'no answer')))}); ` +
+          `outage ${OUTAGE_MS} ms; requests during it ${during.length} ` +
           `(${[...statuses].map(([label, count]) => `${label}: ${count}`).join(', ')}), max latency ${Math.round(maxMs)} ms; ` +
           `/readyz during it ${tally(readyDuring.map((probe) => probe.status))}; ` +
           `recovered ${recovered === undefined ? 'never' : `${Math.round(recovered - up)} ms`} after PostgreSQL was back ` +
           `(${Math.round(up - restarting)} ms to start it)`,
       )
 
+      // Requests cut off as PostgreSQL went down, and all others: a 200 or the contract's 503.
+      const otherwise = load.calls.filter(
+        (call) =>
+          !call.outcome!.answered ||
+          !(
+            call.outcome!.status === 200 ||
+            (call.outcome!.status === 503 && call.outcome!.body?.error === 'unavailable')
+          ),
+      )
+      assert.deepEqual(
+        otherwise.map((call) => call.outcome),
+        [],
+        'every request is answered: 200, or 503 unavailable',
+      )
       assert.ok(during.length > 0, 'requests were sent during the outage')
       assert.deepEqual(
         [...statuses.keys()],
@@ -139,6 +159,25 @@ describe(
         readyAfter.some((probe) => probe.status === 200),
         '/readyz answers 200 again',
       )
+    })
+
+    it('fsync=off on the server is logged at start-up as one warning line', async (t) => {
+      await cluster.stop('fast')
+      await cluster.start({ fsync: 'off' })
+      t.after(async () => {
+        await cluster.stop('fast')
+        await cluster.start()
+      })
+      const server = await startServe(t, { DATABASE_URL: cluster.url })
+      const warnings = server
+        .stdout()
+        .split('\n')
+        .filter((line) => line.startsWith('{"level":40'))
+        .map((line) => JSON.parse(line))
+      assert.equal(warnings.length, 1, JSON.stringify(warnings))
+      assert.match(warnings[0].msg, /^fsync off: /)
+      assert.deepEqual(warnings[0].durability, { fsync: 'off', synchronous_commit: 'on' })
+      t.diagnostic(`warning: ${warnings[0].msg}`)
     })
   },
 )

@@ -41,13 +41,13 @@ export interface Database {
   keysVersion(): number | undefined
   /** Tells every process serving this database that API keys changed. Call after the commit. */
   keysChanged(): Promise<void>
-  /** Resolves when the database answers a trivial query. */
-  ping(): Promise<void>
   /**
    * The settings that make a commit durable, as the database reports them, and those of them
    * that are off. SQLite never has any off: it refuses to open without WAL and FULL.
    */
   durability(): Promise<Durability>
+  /** Resolves when the database answers a trivial query. */
+  ping(): Promise<void>
   close(): Promise<void>
 }
 
@@ -127,10 +127,10 @@ function openSqlite(path: string): Database {
     keysChanged: async () => {
       keysVersion++
     },
+    durability: async () => ({ settings, unsafe: [] }),
     ping: async () => {
       await sql`select 1`.execute(kysely)
     },
-    durability: async () => ({ settings, unsafe: [] }),
     close: () => kysely.destroy(),
   }
 }
@@ -232,9 +232,6 @@ function openPostgres(url: string, options: DatabaseOptions): Database {
       keyChanges.changedHere()
       await sql`select pg_notify(${KEYS_CHANNEL}, '')`.execute(kysely)
     },
-    ping: async () => {
-      await sql`select 1`.execute(kysely)
-    },
     durability: async () => {
       const settings: Record<string, string> = {}
       for (const name of POSTGRES_DURABILITY_SETTINGS) {
@@ -246,6 +243,9 @@ function openPostgres(url: string, options: DatabaseOptions): Database {
         settings,
         unsafe: POSTGRES_DURABILITY_SETTINGS.filter((name) => settings[name] === 'off'),
       }
+    },
+    ping: async () => {
+      await sql`select 1`.execute(kysely)
     },
     close: async () => {
       await keyChanges.stop()

@@ -35,11 +35,13 @@ describeEachDialect('faults: kill -9 under load', (dialect) => {
   async function killAndCheck(t: TestContext, DATABASE_URL: string, key: string, run: number) {
     const first = await startServe(t, { DATABASE_URL })
     const prefix = `kill-${run}-${Date.now()}`
+    const loadStart = performance.now()
     const load = startCatalogLoad({ url: () => first.url, key, prefix, clients: CLIENTS })
     // A random moment once writes flow: anywhere from soon after the first answers
     // to a second and a half later.
     await load.acknowledged(20)
     await sleep(randomMs(200, 1500))
+    const killedAfter = Math.round(performance.now() - loadStart)
     first.child.kill('SIGKILL')
     assert.deepEqual(await first.exited, { code: null, signal: 'SIGKILL' })
     await load.done
@@ -97,7 +99,7 @@ describeEachDialect('faults: kill -9 under load', (dialect) => {
     const duplicates = [...names].filter(([, count]) => count > 1).map(([name]) => name)
 
     t.diagnostic(
-      `kill -9 [${dialect}] run ${run}/${RUNS}: acknowledged ${acknowledged.length}, found ${found}; ` +
+      `kill -9 [${dialect}] run ${run}/${RUNS} (killed ${killedAfter} ms into the load): acknowledged ${acknowledged.length}, found ${found}; ` +
         `in flight ${unanswered.length}, retried ${retries.length} (200: ${retriedOk.length}, ` +
         `replayed: ${replayed.length}), duplicates ${duplicates.length}`,
     )

@@ -7,15 +7,9 @@ import {
   sqliteDurabilityProblems,
   sqliteDurabilitySettings,
 } from '../../src/db/database.js'
-import { API, createTestSchema, describeEachDialect } from '../helpers.js'
-import {
-  createKey,
-  databaseUrlFor,
-  request,
-  startServe,
-  tempDir,
-  type ServeProcess,
-} from '../process-helpers.js'
+import { API, describeEachDialect } from '../helpers.js'
+import { createKey, request, startServe, tempDir, type ServeProcess } from '../process-helpers.js'
+import { scratchDatabaseUrl } from './scratch-database.js'
 
 /** The server's JSON log lines. */
 function logLines(server: ServeProcess): { level: number; msg: string; durability?: unknown }[] {
@@ -28,7 +22,7 @@ function logLines(server: ServeProcess): { level: number; msg: string; durabilit
 
 describeEachDialect('faults: durability settings checked at start-up', (dialect) => {
   it('serve reads back the settings that make a 200 durable, logs them, and warns of nothing', async (t) => {
-    const server = await startServe(t, { DATABASE_URL: await databaseUrlFor(t, dialect) })
+    const server = await startServe(t, { DATABASE_URL: await scratchDatabaseUrl(t, dialect) })
     const lines = logLines(server)
     const reported = lines.find((line) => line.msg === 'database durability settings')
     assert.deepEqual(
@@ -46,11 +40,8 @@ describeEachDialect('faults: durability settings checked at start-up', (dialect)
 
   if (dialect === 'postgres') {
     it('synchronous_commit=off (set in the URL) is logged as one warning line; the server serves anyway', async (t) => {
-      const url = new URL(await createTestSchema(t))
-      url.searchParams.set(
-        'options',
-        `${url.searchParams.get('options')} -c synchronous_commit=off`,
-      )
+      const url = new URL(await scratchDatabaseUrl(t, dialect))
+      url.searchParams.set('options', '-c synchronous_commit=off')
       const DATABASE_URL = url.toString()
       const { key } = await createKey(DATABASE_URL, 'shop')
       const server = await startServe(t, { DATABASE_URL })

@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict'
 import { it, type TestContext } from 'node:test'
 import { API, describeEachDialect } from '../helpers.js'
-import { createKey, databaseUrlFor, request, startServe } from '../process-helpers.js'
+import { createKey, request, startServe } from '../process-helpers.js'
 import { post, randomMs, sleep, startCatalogLoad, type Call } from './load.js'
+import { scratchDatabaseUrl } from './scratch-database.js'
 
 const RUNS = 5
 const CLIENTS = 12
@@ -25,7 +26,7 @@ const answered200 = (call: Call) => call.outcome?.answered === true && call.outc
 
 describeEachDialect('faults: kill -9 under load', (dialect) => {
   it(`every write answered 200 survives SIGKILL; in-flight writes retried with their Idempotency-Key make no duplicates (${RUNS} runs)`, async (t) => {
-    const DATABASE_URL = await databaseUrlFor(t, dialect)
+    const DATABASE_URL = await scratchDatabaseUrl(t, dialect)
     const { key } = await createKey(DATABASE_URL, 'shop')
     for (let run = 1; run <= RUNS; run++) {
       await t.test(`run ${run}/${RUNS}`, (st) => killAndCheck(st, DATABASE_URL, key, run))

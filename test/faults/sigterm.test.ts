@@ -2,14 +2,9 @@ import assert from 'node:assert/strict'
 import http from 'node:http'
 import { it } from 'node:test'
 import { API, describeEachDialect } from '../helpers.js'
-import {
-  createKey,
-  databaseUrlFor,
-  startServe,
-  type Exit,
-  type ServeProcess,
-} from '../process-helpers.js'
+import { createKey, startServe, type Exit, type ServeProcess } from '../process-helpers.js'
 import { randomMs, sleep, startCatalogLoad } from './load.js'
+import { scratchDatabaseUrl } from './scratch-database.js'
 
 const CLIENTS = 16
 /** Requests held in flight across the signal: their bodies are sent in two halves. */
@@ -18,7 +13,7 @@ const EXIT_LIMIT_MS = 20_000
 
 describeEachDialect('faults: SIGTERM under load', (dialect) => {
   it('every request the server accepted before SIGTERM is answered 200, and it exits 0', async (t) => {
-    const DATABASE_URL = await databaseUrlFor(t, dialect)
+    const DATABASE_URL = await scratchDatabaseUrl(t, dialect)
     const { key } = await createKey(DATABASE_URL, 'shop')
     const server = await startServe(t, { DATABASE_URL })
     // Clients go on through 503s (the server is shutting down) until a request gets no answer.

@@ -214,12 +214,12 @@ function openPostgres(url: string, options: DatabaseOptions): Database {
           : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
     },
   })
-  pool.on('error', (error) => options.onIdleError?.(error))
   // pg-pool listens for errors only on idle clients. A connection that drops while a request
   // holds it, between two of its statements, emits 'error' with nobody listening, which would
   // end the process. Hearing it is enough: the request's next statement fails (503) and the
   // pool discards the broken client when it is released.
   pool.on('connect', (client) => client.on('error', () => {}))
+  pool.on('error', (error) => options.onIdleError?.(error))
   const kysely = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) })
   const keyChanges = listenForKeyChanges(url)
   return {

@@ -21,6 +21,23 @@ export interface RunningServer {
 const IDEMPOTENCY_PRUNING_INTERVAL_MS = 60_000
 const IDEMPOTENCY_PRUNING_BATCH = 1000
 
+/**
+ * Logs the durability settings in force; one warning line when the database may lose a commit
+ * already answered 200 (PostgreSQL with fsync or synchronous_commit off: its operator's choice,
+ * so the service serves anyway; SQLite refuses to open in that state).
+ */
+async function reportDurability(app: FastifyInstance, database: Database): Promise<void> {
+  const { settings, unsafe } = await database.durability()
+  if (unsafe.length === 0) {
+    app.log.info({ durability: settings }, 'database durability settings')
+  } else {
+    app.log.warn(
+      { durability: settings },
+      `${unsafe.join(' and ')} off: a crash of the database may lose writes already answered 200`,
+    )
+  }
+}
+
 /** Process start-up: config, database and migrations, app, listen. */
 export async function startServer(config: Config): Promise<RunningServer> {
   const logger = {
@@ -48,6 +65,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
       idempotencyKeyTtlSeconds: config.idempotencyKeyTtlSeconds,
       rateLimit: { perMinute: config.rateLimitPerMinute, redisUrl: config.redisUrl },
     })
+    await reportDurability(app, database)
     const url = await app.listen({ host: config.host, port: config.port })
     const running = app
     const pruning = startIdempotencyPruning(database, {

@@ -41,6 +41,11 @@ export interface Database {
   keysVersion(): number | undefined
   /** Tells every process serving this database that API keys changed. Call after the commit. */
   keysChanged(): Promise<void>
+  /**
+   * The settings that make a commit durable, as the database reports them, and those of them
+   * that are off. SQLite never has any off: it refuses to open without WAL and FULL.
+   */
+  durability(): Promise<Durability>
   /** Resolves when the database answers a trivial query. */
   ping(): Promise<void>
   close(): Promise<void>
@@ -57,6 +62,13 @@ export interface PoolFigures {
   /** Queries waiting for a connection. */
   waiting: number
   max: number
+}
+
+export interface Durability {
+  /** e.g. { journal_mode: 'wal', synchronous: 'full' } or { fsync: 'on', synchronous_commit: 'on' } */
+  settings: Record<string, string>
+  /** The settings that let a crash lose a commit already answered, e.g. ['synchronous_commit']. */
+  unsafe: string[]
 }
 
 export interface DatabaseOptions {
@@ -84,13 +96,18 @@ function openSqlite(path: string): Database {
   const handle = new SqliteDatabase(path)
   // WAL lets readers go on while one writer commits; FULL syncs the WAL on every commit,
   // so a 200 survives a power cut, not only a crash of the process.
-  const journalMode = handle.pragma('journal_mode = WAL', { simple: true })
+  handle.pragma('journal_mode = WAL')
   handle.pragma('synchronous = FULL')
   handle.pragma('foreign_keys = ON')
   handle.pragma('busy_timeout = 5000')
-  if (!inMemory && journalMode !== 'wal') {
+  // SQLite answers a pragma it cannot apply by keeping the old value, silently: read back.
+  const settings = sqliteDurabilitySettings(handle)
+  const problems = sqliteDurabilityProblems(settings, inMemory)
+  if (problems.length > 0) {
     handle.close()
-    throw new Error(`SQLite refused WAL mode for ${path} (journal_mode is ${String(journalMode)})`)
+    throw new DatabaseNotDurableError(
+      `SQLite cannot make commits durable for ${path}: ${problems.join('; ')}`,
+    )
   }
   const kysely = new Kysely<DB>({
     dialect: new SqliteDialect({ database: withStatementCache(handle) }),
@@ -126,6 +143,7 @@ function openSqlite(path: string): Database {
     keysChanged: async () => {
       keysVersion++
     },
+    durability: async () => ({ settings, unsafe: [] }),
     ping: async () => {
       await sql`select 1`.execute(kysely)
     },
@@ -135,6 +153,40 @@ function openSqlite(path: string): Database {
       return () => batchListeners.delete(listener)
     },
   }
+}
+
+/** The database would answer 200 for commits that a crash could lose; the server refuses to start. */
+export class DatabaseNotDurableError extends Error {}
+
+const SQLITE_SYNCHRONOUS = ['off', 'normal', 'full', 'extra'] as const
+
+/** A SQLite connection's journal mode and synchronous level, as it reports them. */
+export function sqliteDurabilitySettings(handle: SqliteDatabase.Database): {
+  journal_mode: string
+  synchronous: string
+} {
+  const level = handle.pragma('synchronous', { simple: true }) as number
+  return {
+    journal_mode: String(handle.pragma('journal_mode', { simple: true })),
+    synchronous: SQLITE_SYNCHRONOUS[level] ?? String(level),
+  }
+}
+
+/**
+ * What keeps SQLite from making every answered commit survive a crash of the machine:
+ * `journal_mode=wal` (an in-memory database has no file to keep, so any mode) and
+ * `synchronous=full` (the WAL synced on every commit; `extra` syncs more still).
+ */
+export function sqliteDurabilityProblems(
+  settings: { journal_mode: string; synchronous: string },
+  inMemory: boolean,
+): string[] {
+  const problems: string[] = []
+  if (!inMemory && settings.journal_mode !== 'wal')
+    problems.push(`journal_mode is ${settings.journal_mode}, not wal`)
+  if (settings.synchronous !== 'full' && settings.synchronous !== 'extra')
+    problems.push(`synchronous is ${settings.synchronous}, not full`)
+  return problems
 }
 
 /**
@@ -182,6 +234,11 @@ function openPostgres(url: string, options: DatabaseOptions): Database {
           : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
     },
   })
+  // pg-pool listens for errors only on idle clients. A connection that drops while a request
+  // holds it, between two of its statements, emits 'error' with nobody listening, which would
+  // end the process. Hearing it is enough: the request's next statement fails (503) and the
+  // pool discards the broken client when it is released.
+  pool.on('connect', (client) => client.on('error', () => {}))
   pool.on('error', (error) => options.onIdleError?.(error))
   const kysely = new Kysely<DB>({ dialect: new CurrentSchemaPostgresDialect({ pool }) })
   const keyChanges = listenForKeyChanges(url)
@@ -194,6 +251,18 @@ function openPostgres(url: string, options: DatabaseOptions): Database {
     keysChanged: async () => {
       keyChanges.changedHere()
       await sql`select pg_notify(${KEYS_CHANNEL}, current_schema())`.execute(kysely)
+    },
+    durability: async () => {
+      const settings: Record<string, string> = {}
+      for (const name of POSTGRES_DURABILITY_SETTINGS) {
+        const { rows } = await sql<{ setting: string }>`
+          select current_setting(${name}) as setting`.execute(kysely)
+        settings[name] = rows[0]!.setting
+      }
+      return {
+        settings,
+        unsafe: POSTGRES_DURABILITY_SETTINGS.filter((name) => settings[name] === 'off'),
+      }
     },
     ping: async () => {
       await sql`select 1`.execute(kysely)
@@ -210,6 +279,12 @@ function openPostgres(url: string, options: DatabaseOptions): Database {
     }),
   }
 }
+
+/**
+ * With either off, PostgreSQL answers a commit that a crash can still lose: `fsync` (the server's
+ * setting) of the whole cluster's data, `synchronous_commit` (per session) of the last commits.
+ */
+const POSTGRES_DURABILITY_SETTINGS = ['fsync', 'synchronous_commit'] as const
 
 const KEYS_CHANNEL = 'catalog_api_keys'
 

@@ -7,6 +7,7 @@ import { createApiKey } from '../src/auth/api-key.service.js'
 import type { Scope } from '../src/auth/scopes.js'
 import { createDatabase, type Database, type Dialect } from '../src/db/database.js'
 import { migrateToLatest } from '../src/db/migrate.js'
+import { checkAgainstDocument } from './openapi-conformance.js'
 
 export const API = '/api/commerce/v1'
 
@@ -88,19 +89,26 @@ export async function buildTestApi(t: TestContext, dialect: Dialect): Promise<Te
       })
     ).key
   const key = await newKey()
-  const post = (path: string, body: unknown, withKey = key) =>
-    app.inject({
+  // Every answer is also checked against the OpenAPI document: status declared, body matching.
+  const post = async (path: string, body: unknown, withKey = key) => {
+    const response = await app.inject({
       method: 'POST',
       url: `${API}${path}`,
       headers: { authorization: `Bearer ${withKey}`, 'content-type': 'application/json' },
       payload: typeof body === 'string' ? body : JSON.stringify(body),
     })
-  const get = (path: string, withKey = key) =>
-    app.inject({
+    checkAgainstDocument('POST', `${API}${path}`, response)
+    return response
+  }
+  const get = async (path: string, withKey = key) => {
+    const response = await app.inject({
       method: 'GET',
       url: `${API}${path}`,
       headers: { authorization: `Bearer ${withKey}` },
     })
+    checkAgainstDocument('GET', `${API}${path}`, response)
+    return response
+  }
   const createProduct = async (
     body: Record<string, unknown> = { name: 'T-Shirt' },
     withKey = key,

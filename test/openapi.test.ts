@@ -3,30 +3,19 @@ import { randomUUID } from 'node:crypto'
 import { readFile } from 'node:fs/promises'
 import { before, describe, it, type TestContext } from 'node:test'
 import { Validator } from '@seriousme/openapi-schema-validator'
-import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js'
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import { buildApp } from '../src/app.js'
 import type { Database } from '../src/db/database.js'
 import { ERROR_STATUS } from '../src/errors.js'
 import { generateOpenApiDocument, OPENAPI_FILE, renderOpenApiFile } from '../scripts/openapi.js'
 import { API, buildTestApi, describeEachDialect } from './helpers.js'
-
-type Document = Record<string, any>
-type Operation = Record<string, any>
-
-const METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const
-const JSON_MEDIA = 'application/json'
-
-/** Every operation of the document, as "METHOD /path/{template}". */
-function operationsOf(document: Document): Map<string, Operation> {
-  const operations = new Map<string, Operation>()
-  for (const [path, item] of Object.entries<Record<string, Operation>>(document.paths)) {
-    for (const method of METHODS) {
-      if (item[method]) operations.set(`${method.toUpperCase()} ${path}`, item[method])
-    }
-  }
-  return operations
-}
+import {
+  ConformanceChecker,
+  documentSchemaCompiler,
+  JSON_MEDIA,
+  operationsOf,
+  type Document,
+} from './openapi-conformance.js'
 
 /** Every Schema Object of the document, with where it is. */
 function* schemasOf(document: Document): Generator<[string, object]> {
@@ -63,36 +52,6 @@ function* examplesOf(document: Document): Generator<[string, object, unknown]> {
       }
     }
   }
-}
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
-const DATE_TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$/
-
-/**
- * Ajv on the JSON Schema dialect of OpenAPI 3.1 (2020-12), strict: a keyword or format it
- * does not know is an error, not silently ignored. The document's `#/components/schemas/...`
- * references resolve to its components.
- */
-function documentSchemaCompiler(document: Document): (schema: object) => ValidateFunction {
-  const ajv = new Ajv2020({ strict: true, allErrors: true })
-  ajv.addFormat('uuid', UUID)
-  ajv.addFormat('date-time', DATE_TIME)
-  // Our own keyword (at most N decimal places), which bodies are checked against.
-  ajv.addKeyword({ keyword: 'x-max-decimals', schemaType: 'number' })
-  const base = 'https://catalog.invalid/openapi.json'
-  ajv.addSchema({ $id: base, $defs: document.components.schemas })
-  const rewrite = (value: unknown): unknown => {
-    if (Array.isArray(value)) return value.map(rewrite)
-    if (value === null || typeof value !== 'object') return value
-    return Object.fromEntries(
-      Object.entries(value).map(([key, child]) =>
-        key === '$ref' && typeof child === 'string'
-          ? [key, child.replace('#/components/schemas/', `${base}#/$defs/`)]
-          : [key, rewrite(child)],
-      ),
-    )
-  }
-  return (schema) => ajv.compile(rewrite(schema) as object)
 }
 
 let document: Document
@@ -216,43 +175,6 @@ describe('the OpenAPI document', () => {
     assert.ok(committed === (await renderOpenApiFile()), 'openapi.json is stale: npm run openapi')
   })
 })
-
-/**
- * Checks HTTP answers against the document: the status must be declared for the route, and
- * the body must match the schema declared for that status.
- */
-class ConformanceChecker {
-  private readonly operations: Map<string, Operation>
-  private readonly compile: (schema: object) => ValidateFunction
-  private readonly validators = new Map<string, ValidateFunction>()
-  /** "METHOD /path status" of every answer checked. */
-  readonly seen = new Set<string>()
-
-  constructor(document: Document) {
-    this.operations = operationsOf(document)
-    this.compile = documentSchemaCompiler(document)
-  }
-
-  check(label: string, response: LightMyRequestResponse): void {
-    const operation = this.operations.get(label)
-    assert.ok(operation, `${label} is not in the document`)
-    const status = String(response.statusCode)
-    const declared = operation.responses[status]
-    assert.ok(declared, `${label} answered ${status}, which the document does not declare`)
-    const key = `${label} ${status}`
-    let validate = this.validators.get(key)
-    if (!validate) {
-      validate = this.compile(declared.content[JSON_MEDIA].schema)
-      this.validators.set(key, validate)
-    }
-    assert.match(String(response.headers['content-type']), /^application\/json/, key)
-    assert.ok(
-      validate(response.json()),
-      `${key}: ${response.body} does not match: ${JSON.stringify(validate.errors)}`,
-    )
-    this.seen.add(key)
-  }
-}
 
 /** A second app on the same database whose writes fail unexpectedly: for the 500 answers. */
 async function buildBrokenWriteApp(t: TestContext, database: Database): Promise<FastifyInstance> {

@@ -1,0 +1,130 @@
+/**
+ * Checks HTTP answers against the OpenAPI document: the status must be declared for the route,
+ * and the body must match the schema declared for that status. test/helpers.ts runs every
+ * answer of the HTTP test suite through it; test/openapi.test.ts adds the statuses that suite
+ * does not cause.
+ */
+import assert from 'node:assert/strict'
+import { readFileSync } from 'node:fs'
+import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js'
+import type { LightMyRequestResponse } from 'fastify'
+import { OPENAPI_FILE } from '../scripts/openapi.js'
+
+export type Document = Record<string, any>
+export type Operation = Record<string, any>
+
+const METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const
+export const JSON_MEDIA = 'application/json'
+
+/** Every operation of the document, as "METHOD /path/{template}". */
+export function operationsOf(document: Document): Map<string, Operation> {
+  const operations = new Map<string, Operation>()
+  for (const [path, item] of Object.entries<Record<string, Operation>>(document.paths)) {
+    for (const method of METHODS) {
+      if (item[method]) operations.set(`${method.toUpperCase()} ${path}`, item[method])
+    }
+  }
+  return operations
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+const DATE_TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$/
+
+/**
+ * Ajv on the JSON Schema dialect of OpenAPI 3.1 (2020-12), strict: a keyword or format it
+ * does not know is an error, not silently ignored. The document's `#/components/schemas/...`
+ * references resolve to its components.
+ */
+export function documentSchemaCompiler(document: Document): (schema: object) => ValidateFunction {
+  const ajv = new Ajv2020({ strict: true, allErrors: true })
+  ajv.addFormat('uuid', UUID)
+  ajv.addFormat('date-time', DATE_TIME)
+  // Our own keyword (at most N decimal places), which bodies are checked against.
+  ajv.addKeyword({ keyword: 'x-max-decimals', schemaType: 'number' })
+  const base = 'https://catalog.invalid/openapi.json'
+  ajv.addSchema({ $id: base, $defs: document.components.schemas })
+  const rewrite = (value: unknown): unknown => {
+    if (Array.isArray(value)) return value.map(rewrite)
+    if (value === null || typeof value !== 'object') return value
+    return Object.fromEntries(
+      Object.entries(value).map(([key, child]) =>
+        key === '$ref' && typeof child === 'string'
+          ? [key, child.replace('#/components/schemas/', `${base}#/$defs/`)]
+          : [key, rewrite(child)],
+      ),
+    )
+  }
+  return (schema) => ajv.compile(rewrite(schema) as object)
+}
+
+/**
+ * Checks HTTP answers against the document: the status must be declared for the route, and
+ * the body must match the schema declared for that status.
+ */
+export class ConformanceChecker {
+  private readonly operations: Map<string, Operation>
+  private readonly compile: (schema: object) => ValidateFunction
+  private readonly validators = new Map<string, ValidateFunction>()
+  /** "METHOD /path status" of every answer checked. */
+  readonly seen = new Set<string>()
+
+  constructor(document: Document) {
+    this.operations = operationsOf(document)
+    this.compile = documentSchemaCompiler(document)
+  }
+
+  check(label: string, response: LightMyRequestResponse): void {
+    const operation = this.operations.get(label)
+    assert.ok(operation, `${label} is not in the document`)
+    const status = String(response.statusCode)
+    const declared = operation.responses[status]
+    assert.ok(declared, `${label} answered ${status}, which the document does not declare`)
+    const key = `${label} ${status}`
+    let validate = this.validators.get(key)
+    if (!validate) {
+      validate = this.compile(declared.content[JSON_MEDIA].schema)
+      this.validators.set(key, validate)
+    }
+    assert.match(String(response.headers['content-type']), /^application\/json/, key)
+    assert.ok(
+      validate(response.json()),
+      `${key}: ${response.body} does not match: ${JSON.stringify(validate.errors)}`,
+    )
+    this.seen.add(key)
+  }
+}
+
+/** "METHOD /path/{template}" of the document's operation that serves a request, if any. */
+function labelOf(
+  operations: Map<string, Operation>,
+  method: string,
+  url: string,
+): string | undefined {
+  const path = url.split('?', 1)[0]!
+  for (const label of operations.keys()) {
+    const [operationMethod, template] = label.split(' ') as [string, string]
+    if (operationMethod !== method) continue
+    const pattern = new RegExp(`^${template.replace(/\{[^}]+\}/g, '[^/]+')}$`)
+    if (pattern.test(path)) return label
+  }
+  return undefined
+}
+
+let committed: { checker: ConformanceChecker; operations: Map<string, Operation> } | undefined
+
+/**
+ * Checks an answer against the committed openapi.json (whose freshness test/openapi.test.ts
+ * asserts). Requests to no route of the document (an unknown route) are left alone.
+ */
+export function checkAgainstDocument(
+  method: string,
+  url: string,
+  response: LightMyRequestResponse,
+): void {
+  if (!committed) {
+    const document = JSON.parse(readFileSync(OPENAPI_FILE, 'utf8')) as Document
+    committed = { checker: new ConformanceChecker(document), operations: operationsOf(document) }
+  }
+  const label = labelOf(committed.operations, method, url)
+  if (label) committed.checker.check(label, response)
+}

@@ -63,6 +63,27 @@ async function withAdminClient<T>(work: (client: pg.Client) => Promise<T>): Prom
   }
 }
 
+/**
+ * Two instances of the service, each with its own pool, on one fresh PostgreSQL schema,
+ * listening on real sockets, and a read,write key of store `shop` that both accept.
+ */
+export async function startTwoInstances(
+  t: TestContext,
+): Promise<{ url: string; key: string; addresses: string[] }> {
+  const url = await createTestSchema(t)
+  const databases = [createDatabase(url), createDatabase(url)]
+  for (const database of databases) t.after(() => database.close())
+  await migrateToLatest(databases[0]!)
+  const { key } = await createApiKey(databases[0]!, { store: 'shop', scopes: ['read', 'write'] })
+  const addresses: string[] = []
+  for (const database of databases) {
+    const app = buildApp({ database })
+    t.after(() => app.close())
+    addresses.push(await app.listen({ port: 0, host: '127.0.0.1' }))
+  }
+  return { url, key, addresses }
+}
+
 export interface TestApi {
   app: FastifyInstance
   database: Database

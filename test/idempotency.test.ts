@@ -7,14 +7,13 @@ import pg from 'pg'
 import { buildApp } from '../src/app.js'
 import { createApiKey } from '../src/auth/api-key.service.js'
 import type { Scope } from '../src/auth/scopes.js'
-import { createDatabase, type Database, type Dialect } from '../src/db/database.js'
-import { migrateToLatest } from '../src/db/migrate.js'
+import type { Database, Dialect } from '../src/db/database.js'
 import { pruneExpiredIdempotencyKeys, startIdempotencyPruning } from '../src/idempotency/pruning.js'
 import {
   API,
   POSTGRES_URL,
   createTestDatabase,
-  createTestSchema,
+  startTwoInstances,
   describeEachDialect,
   expectError,
 } from './helpers.js'
@@ -448,21 +447,6 @@ function assertOneCreatedRestInUseOrReplayed(answers: Answer[]): void {
 const postgresSuite = POSTGRES_URL ? describe : describe.skip
 
 postgresSuite('Idempotency-Key across two instances on one PostgreSQL [postgres]', () => {
-  async function startTwoInstances(t: TestContext) {
-    const url = await createTestSchema(t)
-    const databases = [createDatabase(url), createDatabase(url)]
-    for (const database of databases) t.after(() => database.close())
-    await migrateToLatest(databases[0]!)
-    const { key } = await createApiKey(databases[0]!, { store: 'shop', scopes: ['read', 'write'] })
-    const addresses: string[] = []
-    for (const database of databases) {
-      const app = buildApp({ database })
-      t.after(() => app.close())
-      addresses.push(await app.listen({ port: 0, host: '127.0.0.1' }))
-    }
-    return { url, key, addresses }
-  }
-
   it('lets one of simultaneous requests with one key create, on either instance', async (t) => {
     const { key, addresses } = await startTwoInstances(t)
     const answers = await Promise.all(

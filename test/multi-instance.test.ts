@@ -1,10 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, it, type TestContext } from 'node:test'
-import { buildApp } from '../src/app.js'
-import { createApiKey } from '../src/auth/api-key.service.js'
-import { createDatabase } from '../src/db/database.js'
-import { migrateToLatest } from '../src/db/migrate.js'
-import { API, POSTGRES_URL, createTestSchema } from './helpers.js'
+import { API, POSTGRES_URL, startTwoInstances } from './helpers.js'
 
 /** Requests fired at once in each case, alternating between the instances. */
 const N = 30
@@ -15,21 +11,11 @@ interface Answer {
 }
 
 /**
- * Two instances of the service, each with its own pool, on one PostgreSQL schema, listening
- * on real sockets: the invariants must hold across processes as they do within one.
+ * Two instances of the service on one PostgreSQL schema, and ways to send them requests: the
+ * invariants must hold across processes as they do within one.
  */
-async function startTwoInstances(t: TestContext) {
-  const url = await createTestSchema(t)
-  const databases = [createDatabase(url), createDatabase(url)]
-  for (const database of databases) t.after(() => database.close())
-  await migrateToLatest(databases[0]!)
-  const { key } = await createApiKey(databases[0]!, { store: 'shop', scopes: ['read', 'write'] })
-  const addresses: string[] = []
-  for (const database of databases) {
-    const app = buildApp({ database })
-    t.after(() => app.close())
-    addresses.push(await app.listen({ port: 0, host: '127.0.0.1' }))
-  }
+async function twoInstancesClient(t: TestContext) {
+  const { key, addresses } = await startTwoInstances(t)
   const send = async (i: number, method: string, path: string, body?: unknown): Promise<Answer> => {
     const response = await fetch(`${addresses[i % addresses.length]}${API}${path}`, {
       method,
@@ -62,7 +48,7 @@ const suite = POSTGRES_URL ? describe : describe.skip
 
 suite('two instances on one PostgreSQL [postgres]', () => {
   it('give concurrent products with one name distinct slugs t-shirt ... t-shirt-30', async (t) => {
-    const { postAll } = await startTwoInstances(t)
+    const { postAll } = await twoInstancesClient(t)
     const answers = await postAll(
       Array.from({ length: N }, () => ({ path: '/products', body: { name: 'T-Shirt' } })),
     )
@@ -73,7 +59,7 @@ suite('two instances on one PostgreSQL [postgres]', () => {
   })
 
   it('let exactly one of concurrent variants with one sku succeed', async (t) => {
-    const { postAll, createProduct } = await startTwoInstances(t)
+    const { postAll, createProduct } = await twoInstancesClient(t)
     const products = [await createProduct('A'), await createProduct('B')]
     const answers = await postAll(
       Array.from({ length: N }, (_, i) => ({
@@ -88,7 +74,7 @@ suite('two instances on one PostgreSQL [postgres]', () => {
   })
 
   it('let exactly one of concurrent variants with equal options succeed', async (t) => {
-    const { postAll, createProduct } = await startTwoInstances(t)
+    const { postAll, createProduct } = await twoInstancesClient(t)
     const product = await createProduct('Options')
     const answers = await postAll(
       Array.from({ length: N }, (_, i) => ({
@@ -106,7 +92,7 @@ suite('two instances on one PostgreSQL [postgres]', () => {
   })
 
   it('give concurrent variants of one product the distinct default positions 1 ... 30', async (t) => {
-    const { postAll, send, createProduct } = await startTwoInstances(t)
+    const { postAll, send, createProduct } = await twoInstancesClient(t)
     const product = await createProduct('Positions')
     const answers = await postAll(
       Array.from({ length: N }, (_, i) => ({

@@ -307,13 +307,12 @@ function logCollector(): { logs: Record<string, any>[]; logger: AppOptions['logg
   return { logs, logger: { level: 'warn', stream } }
 }
 
-/** A TCP server that accepts connections and never answers: a Redis that hangs. */
-async function silentServer(t: TestContext): Promise<string> {
-  const sockets = new Set<Socket>()
-  const server: Server = createServer((socket) => {
-    sockets.add(socket)
-    socket.on('error', () => {})
-  })
+/** Listens on a free loopback port until the test ends, then drops its connections. */
+async function listenForTest(
+  t: TestContext,
+  server: Server,
+  sockets: Set<Socket>,
+): Promise<number> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   t.after(
     () =>
@@ -324,7 +323,17 @@ async function silentServer(t: TestContext): Promise<string> {
   )
   const address = server.address()
   if (address === null || typeof address === 'string') throw new Error('no port')
-  return `redis://127.0.0.1:${address.port}`
+  return address.port
+}
+
+/** A TCP server that accepts connections and never answers: a Redis that hangs. */
+async function silentServer(t: TestContext): Promise<string> {
+  const sockets = new Set<Socket>()
+  const server: Server = createServer((socket) => {
+    sockets.add(socket)
+    socket.on('error', () => {})
+  })
+  return `redis://127.0.0.1:${await listenForTest(t, server, sockets)}`
 }
 
 /**
@@ -344,17 +353,8 @@ async function freezableProxy(t: TestContext): Promise<{ url: string; freeze(): 
     client.on('data', (chunk) => frozen || upstream.write(chunk))
     upstream.on('data', (chunk) => frozen || client.write(chunk))
   })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  t.after(
-    () =>
-      new Promise<void>((resolve) => {
-        for (const socket of sockets) socket.destroy()
-        server.close(() => resolve())
-      }),
-  )
-  const address = server.address()
-  if (address === null || typeof address === 'string') throw new Error('no port')
-  return { url: `redis://127.0.0.1:${address.port}`, freeze: () => (frozen = true) }
+  const port = await listenForTest(t, server, sockets)
+  return { url: `redis://127.0.0.1:${port}`, freeze: () => (frozen = true) }
 }
 
 /** A port nothing listens on. */

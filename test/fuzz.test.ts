@@ -16,6 +16,7 @@ import {
 } from './field-rules.js'
 import { anyBody, nearValidBody, oddString } from './fuzz-inputs.js'
 import { API, buildTestApi, describeEachDialect, expectError } from './helpers.js'
+import { checkAgainstDocument } from './openapi-conformance.js'
 
 /** Cases per property; FUZZ_RUNS=1000 (say) runs more. */
 const RUNS = Number(process.env.FUZZ_RUNS) > 0 ? Number(process.env.FUZZ_RUNS) : 50
@@ -47,6 +48,7 @@ type Target = Awaited<ReturnType<typeof buildTarget>>
 async function inject(target: Target, options: InjectOptions): Promise<LightMyRequestResponse> {
   target.requests++
   const response = await target.api.app.inject(options)
+  checkAgainstDocument(String(options.method ?? 'GET'), String(options.url), response)
   target.statuses.set(response.statusCode, (target.statuses.get(response.statusCode) ?? 0) + 1)
   return response
 }

@@ -6,6 +6,7 @@ import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import { createApiKey } from '../src/auth/api-key.service.js'
 import { assertContractAnswer, TIMESTAMP, UUID } from './contract-checks.js'
 import { API, buildTestApi, describeEachDialect } from './helpers.js'
+import { checkAgainstDocument } from './openapi-conformance.js'
 
 /**
  * A model of the contract: two stores, their products in order of creation with their
@@ -108,6 +109,7 @@ async function request(
     ...(body === undefined ? {} : { payload: JSON.stringify(body) }),
   })
   assertContractAnswer(response, `${method} ${path} ${JSON.stringify(body) ?? ''}`)
+  checkAgainstDocument(method, `${API}${path}`, response)
   const answer = `${response.statusCode}${response.statusCode === 200 ? '' : ` ${response.json().error}`}`
   real.answers.set(answer, (real.answers.get(answer) ?? 0) + 1)
   return response

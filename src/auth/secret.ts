@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto'
+import { hash, randomBytes } from 'node:crypto'
 
 const PREFIX = 'ck_'
 const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'
@@ -29,7 +29,7 @@ export function isWellFormedSecret(value: string): boolean {
  * 256-bit random secret: there is nothing to brute-force, and it is looked up per request.
  */
 export function hashSecret(secret: string): string {
-  return createHash('sha256').update(secret).digest('hex')
+  return hash('sha256', secret, 'hex')
 }
 
 /** The form shown in lists: enough to recognise a key, too little to use it. */

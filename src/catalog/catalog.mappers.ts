@@ -1,7 +1,8 @@
-import type { ProductRow, VariantRow } from '../db/schema.js'
+import type { ProductRow } from '../db/schema.js'
 import { toIso } from '../db/values.js'
 import type { Product, ProductStatus, Variant } from './catalog.schemas.js'
 import { fromStoredAmount, fromStoredAmountOrNull } from './money.js'
+import type { VariantFields } from './variant.repository.js'
 
 export function rowToProduct(row: ProductRow): Product {
   return {
@@ -20,7 +21,7 @@ export function rowToProduct(row: ProductRow): Product {
   }
 }
 
-export function rowToVariant(row: VariantRow): Variant {
+export function rowToVariant(row: VariantFields): Variant {
   return {
     id: row.id,
     productId: row.product_id,

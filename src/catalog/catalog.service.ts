@@ -19,7 +19,7 @@ import { decodeCursor, encodeCursor } from './cursor.js'
 import { toStoredAmount, toStoredAmountOrNull } from './money.js'
 import { listProductRows, insertProductWithUniqueSlug } from './product.repository.js'
 import { slugify } from './slug.js'
-import { findProductWithVariantRows, insertVariantIntoProduct } from './variant.repository.js'
+import { findProductWithVariants, insertVariantIntoProduct } from './variant.repository.js'
 
 export function createProduct(
   database: Database,
@@ -158,7 +158,7 @@ export async function getProduct(
   id: string,
 ): Promise<ProductWithVariants> {
   if (!isUuid(id)) throw productNotFound()
-  const found = await findProductWithVariantRows(database.kysely, storeId, id.toLowerCase())
+  const found = await findProductWithVariants(database.kysely, storeId, id.toLowerCase())
   if (!found) throw productNotFound()
   return { ...rowToProduct(found.product), variants: found.variants.map(rowToVariant) }
 }

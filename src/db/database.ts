@@ -11,8 +11,10 @@ import {
 } from 'kysely'
 import pg from 'pg'
 import { createGroupCommit } from './group-commit.js'
+import { withPreparedStatements } from './prepared-statements.js'
 import { CurrentSchemaPostgresDialect } from './postgres-introspector.js'
 import type { DB, Executor } from './schema.js'
+import { isoFromPostgres } from './values.js'
 
 export type Dialect = 'sqlite' | 'postgres'
 
@@ -216,6 +218,7 @@ function withStatementCache(
 const DATA_VERSION_INTERVAL_MS = 5
 
 const PG_INT8 = 20
+const PG_TIMESTAMPTZ = 1184
 
 function openPostgres(url: string, options: DatabaseOptions): Database {
   const pool = new pg.Pool({
@@ -226,12 +229,15 @@ function openPostgres(url: string, options: DatabaseOptions): Database {
     connectionTimeoutMillis: 5000,
     idleTimeoutMillis: 30_000,
     // bigint columns hold money in ten-thousandths (at most 10^13) and counters: all within
-    // Number's exact range, so they are read as numbers, not strings.
+    // Number's exact range, so they are read as numbers, not strings. Timestamps are read
+    // straight to the ISO strings the API answers with, not through a Date.
     types: {
       getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
         oid === PG_INT8
           ? Number
-          : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+          : oid === PG_TIMESTAMPTZ && format !== 'binary'
+            ? isoFromPostgres
+            : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
     },
   })
   // pg-pool listens for errors only on idle clients. A connection that drops while a request
@@ -240,7 +246,9 @@ function openPostgres(url: string, options: DatabaseOptions): Database {
   // pool discards the broken client when it is released.
   pool.on('connect', (client) => client.on('error', () => {}))
   pool.on('error', (error) => options.onIdleError?.(error))
-  const kysely = new Kysely<DB>({ dialect: new CurrentSchemaPostgresDialect({ pool }) })
+  const kysely = new Kysely<DB>({
+    dialect: new CurrentSchemaPostgresDialect({ pool: withPreparedStatements(pool) }),
+  })
   const keyChanges = listenForKeyChanges(url)
   return {
     dialect: 'postgres',

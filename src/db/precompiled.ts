@@ -1,11 +1,13 @@
 import { randomBytes } from 'node:crypto'
 import type { Compilable, CompiledQuery } from 'kysely'
+import { registerPreparedStatement } from './prepared-statements.js'
 import type { Executor } from './schema.js'
 
 /**
  * A hot query of fixed shape, built and compiled by Kysely once per dialect, then run with
  * new parameter values. On a point query, building and compiling costs more than SQLite
- * takes to answer it; the same SQL text each time also keeps the statement cache cheap.
+ * takes to answer it; the same SQL text each time also lets SQLite reuse its prepared
+ * statement and PostgreSQL its named one (prepared-statements.ts).
  *
  * `build` receives a stand-in for each parameter and must use each only as a value (never
  * branch on it): the stand-ins are found in the compiled parameters and replaced.
@@ -24,6 +26,7 @@ export function precompiled<P extends unknown[], R>(
       // Constants the builder wrote itself keep their value: their source is -1.
       const sources = query.parameters.map((value) => standIns.indexOf(value as string))
       compiled = { query, sources }
+      registerPreparedStatement(query.sql)
       compiledByAdapter.set(adapter, compiled)
     }
     const { query, sources } = compiled

@@ -1,3 +1,4 @@
+import pg from 'pg'
 import { uuidv7 } from 'uuidv7'
 
 /** A new row id: a UUIDv7, lowercase, time-ordered so that new rows land together in indexes. */
@@ -17,5 +18,25 @@ export function nowIso(): string {
 
 /** A timestamp column as ISO 8601 UTC with milliseconds, whichever dialect read it. */
 export function toIso(value: Date | string): string {
-  return typeof value === 'string' ? value : value.toISOString()
+  if (typeof value !== 'string') return value.toISOString()
+  // SQLite's columns hold the ISO strings that were written.
+  return value.length === 24 && value.endsWith('Z') ? value : isoFromPostgres(value)
+}
+
+const PG_TIMESTAMPTZ = 1184
+const parsePostgresTimestamp = pg.types.getTypeParser(PG_TIMESTAMPTZ) as (text: string) => Date
+
+/** PostgreSQL's text of a UTC timestamptz, as a row ("2026-11-22 05:18:27.67+00") or JSON has it. */
+const POSTGRES_UTC = /^(\d{4}-\d\d-\d\d)[ T](\d\d:\d\d:\d\d)(?:\.(\d{1,6}))?\+00(?::00)?$/
+
+/**
+ * A timestamptz as PostgreSQL writes it, in a column or in JSON, as ISO 8601 UTC with
+ * milliseconds, truncated like Date would. A session in UTC (the usual) takes the fast way,
+ * without a Date; any other time zone goes through pg's own parser.
+ */
+export function isoFromPostgres(text: string): string {
+  const utc = POSTGRES_UTC.exec(text)
+  if (utc === null) return parsePostgresTimestamp(text.replace('T', ' ')).toISOString()
+  const [, date, time, fraction = ''] = utc
+  return `${date}T${time}.${(fraction + '000').slice(0, 3)}Z`
 }

@@ -1,5 +1,6 @@
+import { createRequire } from 'node:module'
 import type { FastifyBaseLogger } from 'fastify'
-import { Redis } from 'ioredis'
+import type { Redis } from 'ioredis'
 import { MemoryWindowCounter } from './memory-counter.js'
 import type { WindowCounter } from './rate-limiter.js'
 
@@ -15,6 +16,14 @@ const CONNECT_TIMEOUT_MS = 500
 const PAUSE_AFTER_FAILURE_MS = 1000
 /** While Redis is unreachable, one warning per this interval, not one per request. */
 const WARNING_INTERVAL_MS = 10_000
+
+/**
+ * ioredis is loaded when a counter is made, not when the service starts: only services given
+ * a REDIS_URL use it, and loading it costs every process about 10 MiB.
+ */
+function loadIoredis(): typeof import('ioredis') {
+  return createRequire(import.meta.url)('ioredis') as typeof import('ioredis')
+}
 
 interface RateLimitRedis extends Redis {
   incrementWindow(key: string, ttlMs: number): Promise<number>
@@ -45,7 +54,7 @@ export class RedisWindowCounter implements WindowCounter {
     url: string,
     private readonly options: RedisCounterOptions,
   ) {
-    this.redis = new Redis(url, {
+    this.redis = new (loadIoredis().Redis)(url, {
       connectTimeout: CONNECT_TIMEOUT_MS,
       commandTimeout: options.timeoutMs,
       enableOfflineQueue: false,

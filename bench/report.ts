@@ -57,6 +57,8 @@ export interface BenchReport {
     dialects: Dialect[]
     long: boolean
     scale: boolean
+    /** The node flags the service ran with: those of `npm start`. */
+    serviceNodeFlags: string[]
   }
   machine: MachineFacts
   runs: ScenarioRun[]

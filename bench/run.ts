@@ -39,6 +39,7 @@ import { formatReport } from './table.js'
 import {
   SERVER_LABELS,
   startBaseline,
+  startScriptNodeFlags,
   startService,
   type Dialect,
   type ServerKind,
@@ -62,6 +63,7 @@ async function bench(config: BenchConfig, cleanup: Cleanup): Promise<number> {
   const context: TargetContext = {
     cleanup,
     serviceCli: join(ROOT, 'dist', 'cli', 'main.js'),
+    serviceNodeFlags: startScriptNodeFlags(join(ROOT, 'package.json')),
     baselineScript: buildBaselineServer(work),
     postgresUrl: config.postgresUrl,
   }
@@ -103,6 +105,7 @@ async function bench(config: BenchConfig, cleanup: Cleanup): Promise<number> {
       dialects,
       long: config.long,
       scale: config.scale,
+      serviceNodeFlags: context.serviceNodeFlags,
     },
     machine: await machineFacts(ROOT, config.postgresUrl),
     runs,

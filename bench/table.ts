@@ -15,7 +15,8 @@ export function formatReport(report: BenchReport): string {
   const { settings } = report
   const sections = [
     `Catalogue service benchmark: ${settings.connections} connections, ` +
-      `${settings.warmupS} s warm-up, ${settings.durationS} s measured per scenario`,
+      `${settings.warmupS} s warm-up, ${settings.durationS} s measured per scenario; ` +
+      `the service run as npm start runs it: node ${settings.serviceNodeFlags.join(' ')}`,
     ...settings.dialects.map((dialect) => mainTable(report, dialect)),
   ]
   if (settings.scale) sections.push(scaleTable(report))

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Cleanup } from './cleanup.js'
@@ -40,6 +40,8 @@ export interface TargetContext {
   cleanup: Cleanup
   /** dist/cli/main.js of the service. */
   serviceCli: string
+  /** The node flags `npm start` runs the service with (see startScriptNodeFlags). */
+  serviceNodeFlags: string[]
   /** The transpiled baseline-server.js. */
   baselineScript: string
   /** Admin URL of the PostgreSQL server, when the run covers PostgreSQL. */
@@ -79,7 +81,7 @@ export async function startService(
       dialect,
       database,
       key,
-      args: [context.serviceCli, 'serve'],
+      args: [...context.serviceNodeFlags, context.serviceCli, 'serve'],
       settings,
     })
   } catch (error) {
@@ -104,7 +106,7 @@ export async function startAnotherInstance(
     dialect: first.dialect,
     database: { url: first.databaseUrl, remove: async () => {} },
     key: first.key,
-    args: [context.serviceCli, 'serve'],
+    args: [...context.serviceNodeFlags, context.serviceCli, 'serve'],
     settings: serviceSettings(first.databaseUrl),
   })
 }
@@ -133,6 +135,24 @@ export async function startBaseline(
     await database.remove()
     throw error
   }
+}
+
+/**
+ * The node flags of package.json's start script (`node <flags> dist/cli/main.js serve`), so
+ * that the service is measured as it is run: its heap settings are part of what it is.
+ */
+export function startScriptNodeFlags(packageJson: string): string[] {
+  const { scripts } = JSON.parse(readFileSync(packageJson, 'utf8')) as {
+    scripts?: Record<string, string>
+  }
+  const words = (scripts?.start ?? '').split(/\s+/).filter(Boolean)
+  const cli = words.indexOf('dist/cli/main.js')
+  if (words[0] !== 'node' || cli < 0 || words[cli + 1] !== 'serve') {
+    throw new Error(
+      `the start script of ${packageJson} is not "node [flags] dist/cli/main.js serve"`,
+    )
+  }
+  return words.slice(1, cli)
 }
 
 function serviceSettings(databaseUrl: string): Record<string, string> {

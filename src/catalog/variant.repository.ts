@@ -203,18 +203,9 @@ export async function findProductWithVariants(
  * `options` is JSON already: SQLite keeps it as text, which json() embeds as an object.
  */
 function variantJsonFields(options: RawBuilder<unknown>) {
-  const columns = [
-    'id',
-    'product_id',
-    'name',
-    'sku',
-    'barcode',
-    'price_e4',
-    'compare_at_price_e4',
-    'position',
-    'created_at',
-    'updated_at',
-  ] as const
+  const columns = VARIANT_INSERT_COLUMNS.filter(
+    (column) => column !== 'store_id' && column !== 'options_key' && column !== 'options',
+  )
   return sql.join([
     ...columns.map((column) => sql`${sql.lit(column)}, ${sql.ref(`v.${column}`)}`),
     sql`'options', ${options}`,

@@ -1,4 +1,4 @@
-import { sql, type RawBuilder } from 'kysely'
+import { sql } from 'kysely'
 import { isPostgres } from '../db/database.js'
 import { precompiled } from '../db/precompiled.js'
 import type { Executor, NewVariantRow, ProductRow, VariantRow } from '../db/schema.js'
@@ -177,54 +177,59 @@ function raiseMaxVariantPosition(
 export type VariantFields = Omit<VariantRow, 'store_id' | 'options_key'>
 
 /**
- * A product and its variants (by position, then creation) in one query and one row: the
- * variants come as a JSON array, which costs the database and the driver less than a join's
- * row per variant. Undefined when the store has no such product.
+ * A product and its variants (by position, then creation). Undefined when the store has no
+ * such product.
+ *
+ * PostgreSQL: one query and one row, the variants as a JSON array built in the database,
+ * which saves a round trip per read. SQLite: two point reads by index, which under load cost
+ * less than one statement that builds the JSON (and sorts it for the aggregate) plus parsing
+ * it back; see docs/decisions.md. They are two read transactions, and a commit may fall
+ * between them: the variants are then the newer read. The product columns the API shows
+ * never change once written, so the answer is still what the store held at the second read.
  */
 export async function findProductWithVariants(
   db: Executor,
   storeId: string,
   productId: string,
 ): Promise<{ product: ProductRow; variants: VariantFields[] } | undefined> {
-  const [row] = await (isPostgres(db) ? postgresProductRead : sqliteProductRead)(
-    db,
-    storeId,
-    productId,
-  )
-  if (row === undefined) return undefined
-  const { variants, ...product } = row
-  if (typeof variants !== 'string') return { product, variants }
-  // SQLite's JSON is text; its timestamps are the ISO strings that were stored.
-  return { product, variants: JSON.parse(variants) as VariantFields[] }
+  if (isPostgres(db)) {
+    const [row] = await postgresProductRead(db, storeId, productId)
+    if (row === undefined) return undefined
+    const { variants, ...product } = row
+    return { product, variants }
+  }
+  const [product] = await productById(db, storeId, productId)
+  if (product === undefined) return undefined
+  return { product, variants: await variantsOfProduct(db, storeId, productId) }
 }
 
-/**
- * The columns of VariantFields as JSON object arguments ('id', v.id, 'name', v.name, ...).
- * `options` is JSON already: SQLite keeps it as text, which json() embeds as an object.
- */
-function variantJsonFields(options: RawBuilder<unknown>) {
-  const columns = VARIANT_INSERT_COLUMNS.filter(
-    (column) => column !== 'store_id' && column !== 'options_key' && column !== 'options',
+/** The columns of VariantFields: what the product read returns of each variant. */
+const VARIANT_READ_COLUMNS = VARIANT_INSERT_COLUMNS.filter(
+  (column) => column !== 'store_id' && column !== 'options_key',
+)
+
+/** The columns of VariantFields as JSON object arguments ('id', v.id, 'name', v.name, ...). */
+function variantJsonFields() {
+  return sql.join(
+    VARIANT_READ_COLUMNS.map((column) => sql`${sql.lit(column)}, ${sql.ref(`v.${column}`)}`),
   )
-  return sql.join([
-    ...columns.map((column) => sql`${sql.lit(column)}, ${sql.ref(`v.${column}`)}`),
-    sql`'options', ${options}`,
-  ])
 }
 
 const VARIANT_ORDER = sql`v.position, v.created_at, v.id`
 
-const sqliteProductRead = precompiled((db: Executor, storeId: string, productId: string) =>
+const productById = precompiled((db: Executor, storeId: string, productId: string) =>
+  db.selectFrom('products').selectAll().where('store_id', '=', storeId).where('id', '=', productId),
+)
+
+const variantsOfProduct = precompiled((db: Executor, storeId: string, productId: string) =>
   db
-    .selectFrom('products as p')
-    .selectAll('p')
-    .select(
-      sql<string>`(select json_group_array(json_object(${variantJsonFields(sql`json(v.options)`)})
-        order by ${VARIANT_ORDER}) from variants as v
-        where v.store_id = p.store_id and v.product_id = p.id)`.as('variants'),
-    )
-    .where('p.store_id', '=', storeId)
-    .where('p.id', '=', productId),
+    .selectFrom('variants')
+    .select(VARIANT_READ_COLUMNS)
+    .where('store_id', '=', storeId)
+    .where('product_id', '=', productId)
+    .orderBy('position')
+    .orderBy('created_at')
+    .orderBy('id'),
 )
 
 const postgresProductRead = precompiled((db: Executor, storeId: string, productId: string) =>
@@ -232,9 +237,7 @@ const postgresProductRead = precompiled((db: Executor, storeId: string, productI
     .selectFrom('products as p')
     .selectAll('p')
     .select(
-      sql<
-        VariantFields[]
-      >`coalesce((select json_agg(json_build_object(${variantJsonFields(sql`v.options`)})
+      sql<VariantFields[]>`coalesce((select json_agg(json_build_object(${variantJsonFields()})
         order by ${VARIANT_ORDER}) from variants as v
         where v.store_id = p.store_id and v.product_id = p.id), '[]'::json)`.as('variants'),
     )

@@ -14,6 +14,7 @@ import { createGroupCommit } from './group-commit.js'
 import { withPreparedStatements } from './prepared-statements.js'
 import { CurrentSchemaPostgresDialect } from './postgres-introspector.js'
 import type { DB, Executor } from './schema.js'
+import { registerSynchronousReader } from './synchronous-reads.js'
 import { isoFromPostgres } from './values.js'
 
 export type Dialect = 'sqlite' | 'postgres'
@@ -111,9 +112,14 @@ function openSqlite(path: string): Database {
       `SQLite cannot make commits durable for ${path}: ${problems.join('; ')}`,
     )
   }
-  const kysely = new Kysely<DB>({
-    dialect: new SqliteDialect({ database: withStatementCache(handle) }),
-  })
+  const statements = withStatementCache(handle)
+  const kysely = new Kysely<DB>({ dialect: new SqliteDialect({ database: statements }) })
+  // Nothing else runs during a synchronous call, and with no transaction open on the
+  // connection (a group commit's batch between two statements, say) a read sees only
+  // committed rows, each already synced by its commit. Inside one, the read waits its turn.
+  registerSynchronousReader(kysely, (text, parameters) =>
+    handle.inTransaction ? undefined : (statements.prepare(text).all(parameters) as unknown[]),
+  )
   const batchListeners = new Set<(size: number) => void>()
   const groupCommit = createGroupCommit(kysely, {
     onBatch: (size) => batchListeners.forEach((listener) => listener(size)),

@@ -2,12 +2,14 @@ import { randomBytes } from 'node:crypto'
 import type { Compilable, CompiledQuery } from 'kysely'
 import { registerPreparedStatement } from './prepared-statements.js'
 import type { Executor } from './schema.js'
+import { readSynchronously } from './synchronous-reads.js'
 
 /**
  * A hot query of fixed shape, built and compiled by Kysely once per dialect, then run with
  * new parameter values. On a point query, building and compiling costs more than SQLite
  * takes to answer it; the same SQL text each time also lets SQLite reuse its prepared
- * statement and PostgreSQL its named one (prepared-statements.ts).
+ * statement and PostgreSQL its named one (prepared-statements.ts). On SQLite a read runs at
+ * once where it safely can (synchronous-reads.ts).
  *
  * `build` receives a stand-in for each parameter and must use each only as a value (never
  * branch on it): the stand-ins are found in the compiled parameters and replaced.
@@ -15,7 +17,10 @@ import type { Executor } from './schema.js'
 export function precompiled<P extends unknown[], R>(
   build: (db: Executor, ...params: P) => Compilable<R>,
 ): (db: Executor, ...params: P) => Promise<R[]> {
-  const compiledByAdapter = new Map<unknown, { query: CompiledQuery<R>; sources: number[] }>()
+  const compiledByAdapter = new Map<
+    unknown,
+    { query: CompiledQuery<R>; sources: number[]; read: boolean }
+  >()
   const tag = randomBytes(8).toString('hex')
   return async (db, ...params) => {
     const adapter = db.getExecutor().adapter.constructor
@@ -25,14 +30,16 @@ export function precompiled<P extends unknown[], R>(
       const query = build(db, ...(standIns as P)).compile()
       // Constants the builder wrote itself keep their value: their source is -1.
       const sources = query.parameters.map((value) => standIns.indexOf(value as string))
-      compiled = { query, sources }
+      compiled = { query, sources, read: query.query.kind === 'SelectQueryNode' }
       registerPreparedStatement(query.sql)
       compiledByAdapter.set(adapter, compiled)
     }
-    const { query, sources } = compiled
+    const { query, sources, read } = compiled
     const parameters = sources.map((source, i) =>
       source < 0 ? query.parameters[i] : params[source],
     )
+    const rows = read ? readSynchronously(db, query.sql, parameters) : undefined
+    if (rows !== undefined) return rows as R[]
     const result = await db.executeQuery<R>({ ...query, parameters })
     return result.rows
   }

@@ -27,6 +27,82 @@ export interface WindowFigures {
   warmup: { responses: number; non2xx: number; errors: number }
 }
 
+/** Windows of a comparison, taken in turn on each server: see measureInTurn. */
+export const ROUNDS = 3
+
+/** What one server is measured on in a comparison. */
+export interface Arm {
+  server: RunningServer
+  specs: RequestSpec[]
+}
+
+/**
+ * The windows of a comparison, taken in turn: each arm, then each again, ROUNDS times, each
+ * window a ROUNDS-th of the run's duration (rounded up). This machine's speed drifts by tens
+ * of percent over minutes, so two servers measured a minute apart can differ by that alone;
+ * in turn, a drift falls on every arm alike. The first window of each arm follows the full
+ * warm-up, later ones a second of it. Before each warm-up `settle` flushes what the previous
+ * arm left to write (a synchronous=NORMAL baseline leaves the kernel much), so that no arm's
+ * fsyncs wait behind another's. Figures are merged per arm (mergeWindows).
+ */
+export async function measureInTurn(
+  arms: Arm[],
+  load: LoadGenerator,
+  config: BenchConfig,
+  settle: () => Promise<void>,
+): Promise<WindowFigures[]> {
+  const windows: WindowFigures[][] = arms.map(() => [])
+  const durationS = Math.ceil(config.durationS / ROUNDS)
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const [i, arm] of arms.entries()) {
+      const warmupS = round === 0 ? config.warmupS : 1
+      await settle()
+      windows[i]!.push(
+        await measureWindow(arm.server, load, { ...config, warmupS, durationS }, arm.specs),
+      )
+    }
+  }
+  return windows.map(mergeWindows)
+}
+
+/** One arm's windows as one: rates and latencies averaged, counts added, peaks the highest. */
+export function mergeWindows(windows: WindowFigures[]): WindowFigures {
+  const [first] = windows
+  if (!first) throw new Error('no window to merge')
+  const mean = (figure: (w: WindowFigures) => number) =>
+    windows.reduce((sum, w) => sum + figure(w), 0) / windows.length
+  const sum = (figure: (w: WindowFigures) => number) =>
+    windows.reduce((total, w) => total + figure(w), 0)
+  const max = (figure: (w: WindowFigures) => number) => Math.max(...windows.map(figure))
+  const statusCounts: Record<string, number> = {}
+  for (const w of windows) {
+    for (const [status, count] of Object.entries(w.statusCounts)) {
+      statusCounts[status] = (statusCounts[status] ?? 0) + count
+    }
+  }
+  return {
+    reqPerS: mean((w) => w.reqPerS),
+    p50Ms: mean((w) => w.p50Ms),
+    p99Ms: mean((w) => w.p99Ms),
+    meanMs: mean((w) => w.meanMs),
+    responses: sum((w) => w.responses),
+    non2xx: sum((w) => w.non2xx),
+    errors: sum((w) => w.errors),
+    statusCounts,
+    peakRssMiB: max((w) => w.peakRssMiB),
+    peakRssSince: first.peakRssSince,
+    sampledMaxRssMiB: max((w) => w.sampledMaxRssMiB),
+    serverCpuPercent: mean((w) => w.serverCpuPercent),
+    clientCpuPercent: mean((w) => w.clientCpuPercent),
+    foreignCpuPercent: mean((w) => w.foreignCpuPercent),
+    warmup: {
+      responses: sum((w) => w.warmup.responses),
+      non2xx: sum((w) => w.warmup.non2xx),
+      errors: sum((w) => w.warmup.errors),
+    },
+  }
+}
+
 /** A warm-up whose figures are dropped, then the measured window, at the run's connections. */
 export async function measureWindow(
   server: RunningServer,

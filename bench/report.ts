@@ -183,6 +183,8 @@ export function findFailures(
     const what = `scale (${figures.dialect})`
     check(`${what}, create product on a 1M store`, figures.millionProducts.millionStore)
     check(`${what}, its warm-up`, figures.millionProducts.millionStore.warmup)
+    check(`${what}, create product on an empty store`, figures.millionProducts.emptyStore)
+    check(`${what}, its warm-up`, figures.millionProducts.emptyStore.warmup)
     check(`${what}, same name at full load`, figures.sameName.concurrentSameName)
     check(`${what}, its warm-up`, figures.sameName.concurrentSameName.warmup)
     check(`${what}, one-at-a-time requests`, { non2xx: figures.sequentialNon2xx, errors: 0 })
@@ -208,6 +210,7 @@ export function findWarnings(runs: ScenarioRun[], scale: ScaleFigures[]): string
     ]),
     ...scale.flatMap((figures): [string, WindowFigures][] => [
       [`scale (${figures.dialect}), create on a 1M store`, figures.millionProducts.millionStore],
+      [`scale (${figures.dialect}), create on an empty store`, figures.millionProducts.emptyStore],
       [`scale (${figures.dialect}), same name at full load`, figures.sameName.concurrentSameName],
     ]),
   ]

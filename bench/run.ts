@@ -2,10 +2,11 @@
  * `npm run bench`: the load benchmark of issue 3. One run on one machine; every figure that
  * matters is a ratio of two measurements taken in this run.
  *
- * Builds the service, then starts one server at a time on a fresh database (the service on
- * SQLite and, with BENCH_POSTGRES_URL, on PostgreSQL; the bare baselines of baseline-server.ts)
- * and drives it from a child process (load.ts) through four scenarios. Then the scale figures
- * of the service. Prints a table, writes results/<time>-<dialects>.json, results/latest.json
+ * Builds the service, then starts the servers of one dialect side by side, each on a fresh
+ * database (the service on SQLite and, with BENCH_POSTGRES_URL, on PostgreSQL; the bare
+ * baselines of baseline-server.ts), and drives them from a child process (load.ts) through
+ * four scenarios, their windows taken in turn (measure.ts). Then the scale figures of the
+ * service. Prints a table, writes results/<time>-<dialects>.json, results/latest.json
  * and results/latest.svg, and exits 1 if any request failed.
  *
  * Environment: BENCH_WARMUP_S (3), BENCH_DURATION_S (10), BENCH_POSTGRES_URL (an admin URL on
@@ -38,10 +39,12 @@ import { runSoak, type SoakFigures } from './soak.js'
 import { formatReport } from './table.js'
 import {
   SERVER_LABELS,
+  settle,
   startBaseline,
   startScriptNodeFlags,
   startService,
   type Dialect,
+  type RunningServer,
   type ServerKind,
   type TargetContext,
 } from './targets.js'
@@ -80,12 +83,8 @@ async function bench(config: BenchConfig, cleanup: Cleanup): Promise<number> {
   const soak: SoakFigures[] = []
   if (config.scale) {
     for (const dialect of dialects) {
-      const empty = runs.find(
-        (run) =>
-          run.server === 'service' && run.dialect === dialect && run.scenario === 'create-product',
-      )
       log(`scale of the service on ${dialect}`)
-      scale.push(await runScale(context, dialect, load, config, empty?.reqPerS ?? NaN, log))
+      scale.push(await runScale(context, dialect, load, config, log))
       log(`memory of the service on ${dialect} under a mix of all scenarios`)
       soak.push(await runSoak(context, dialect, load, config, log))
     }
@@ -125,7 +124,10 @@ async function bench(config: BenchConfig, cleanup: Cleanup): Promise<number> {
   return publish(report)
 }
 
-/** Every scenario on every server, one server at a time, each on a fresh database. */
+/**
+ * Every scenario on every server, each on a fresh database. The servers of a dialect run side
+ * by side, so that their windows can be taken in turn; an idle one costs no CPU.
+ */
 async function runAllServers(
   context: TargetContext,
   dialects: Dialect[],
@@ -134,21 +136,27 @@ async function runAllServers(
 ): Promise<ScenarioRun[]> {
   const runs: ScenarioRun[] = []
   for (const dialect of dialects) {
-    for (const kind of ['service', ...BASELINES[dialect]] as ServerKind[]) {
-      log(`${SERVER_LABELS[kind]} on ${dialect}`)
-      const server =
-        kind === 'service'
-          ? await startService(context, dialect)
-          : await startBaseline(context, kind)
-      try {
-        const serverRuns = await runScenarios(server, load, config, log)
-        runs.push(...serverRuns)
-        if (serverRuns.some((run) => findFailures([run], [], []).length > 0)) {
-          log(`  what the server printed last:\n${server.output().slice(-2000)}`)
-        }
-      } finally {
-        await server.stop()
+    const kinds = ['service', ...BASELINES[dialect]] as ServerKind[]
+    log(`${kinds.map((kind) => SERVER_LABELS[kind]).join(', ')} on ${dialect}, in turn`)
+    const servers: RunningServer[] = []
+    try {
+      for (const kind of kinds) {
+        servers.push(
+          kind === 'service'
+            ? await startService(context, dialect)
+            : await startBaseline(context, kind),
+        )
       }
+      const serverRuns = await runScenarios(servers, load, config, () => settle(context), log)
+      runs.push(...serverRuns)
+      for (const server of servers) {
+        const own = serverRuns.filter((run) => run.server === server.kind)
+        if (findFailures(own, [], []).length > 0) {
+          log(`  what ${server.kind} printed last:\n${server.output().slice(-2000)}`)
+        }
+      }
+    } finally {
+      await Promise.all(servers.map((server) => server.stop()))
     }
   }
   return runs

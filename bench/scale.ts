@@ -6,11 +6,17 @@ import type { BenchConfig } from './config.js'
 import { apiClient, createProducts } from './fixtures.js'
 import type { HttpClient } from './http-client.js'
 import type { LoadGenerator, SequenceArmResult } from './load-job.js'
-import { measureWindow, type WindowFigures } from './measure.js'
+import { measureInTurn, measureWindow, type WindowFigures } from './measure.js'
 import { buildRequest, PAGE_SIZE } from './requests.js'
 import { FIRST_SEEDED, seedProducts } from './seed.js'
 import { ratio, type LatencySummary } from './stats.js'
-import { startService, type Dialect, type TargetContext } from './targets.js'
+import {
+  settle,
+  startService,
+  type Dialect,
+  type RunningServer,
+  type TargetContext,
+} from './targets.js'
 
 export const SEEDED_PRODUCTS = 1_000_000
 export const SAME_NAME_EXISTING = 10_000
@@ -24,8 +30,13 @@ const BLOCK = 25
 export interface ScaleFigures {
   dialect: Dialect
   seed: { products: number; seconds: number }
-  /** (a) create product at full load: a store of a million products vs an empty one. */
-  millionProducts: { emptyStoreReqPerS: number; millionStore: WindowFigures; ratio: number | null }
+  /** (a) create product at full load: a store of a million products vs an empty one, in turn. */
+  millionProducts: {
+    emptyStoreReqPerS: number
+    emptyStore: WindowFigures
+    millionStore: WindowFigures
+    ratio: number | null
+  }
   /** (b) creating a product whose name 10,000 products already have, vs a fresh name. */
   sameName: {
     existing: number
@@ -55,15 +66,30 @@ export interface ScaleFigures {
 }
 
 /**
- * Runs (a), (b) and (c) on one service whose store holds a million seeded products.
- * `emptyStoreReqPerS` is create product from the main run: a fresh server, same window.
+ * Runs (a), (b) and (c) on one service whose store holds a million seeded products; for (a),
+ * a second service on an empty store is measured in turn with it.
  */
 export async function runScale(
   context: TargetContext,
   dialect: Dialect,
   load: LoadGenerator,
   config: BenchConfig,
-  emptyStoreReqPerS: number,
+  log: (line: string) => void,
+): Promise<ScaleFigures> {
+  const empty = await startService(context, dialect)
+  try {
+    return await runScaleBeside(empty, context, dialect, load, config, log)
+  } finally {
+    await empty.stop()
+  }
+}
+
+async function runScaleBeside(
+  empty: RunningServer,
+  context: TargetContext,
+  dialect: Dialect,
+  load: LoadGenerator,
+  config: BenchConfig,
   log: (line: string) => void,
 ): Promise<ScaleFigures> {
   let seedSeconds = 0
@@ -77,8 +103,20 @@ export async function runScale(
   try {
     log(`  seeded ${SEEDED_PRODUCTS.toLocaleString('en')} products in ${seedSeconds.toFixed(1)} s`)
     await checkSeededSlugs(client)
-    const millionStore = await measureWindow(server, load, config, [{ kind: 'create-product' }])
-    log(`  create product, 1M store: ${millionStore.reqPerS.toFixed(0)} req/s`)
+    const creates = [{ kind: 'create-product' as const }]
+    const [emptyStore, millionStore] = (await measureInTurn(
+      [
+        { server: empty, specs: creates },
+        { server, specs: creates },
+      ],
+      load,
+      config,
+      () => settle(context),
+    )) as [WindowFigures, WindowFigures]
+    log(
+      `  create product, 1M store: ${millionStore.reqPerS.toFixed(0)} req/s,` +
+        ` empty store in turn: ${emptyStore.reqPerS.toFixed(0)} req/s`,
+    )
 
     const sameNameStartedAt = performance.now()
     await createProducts(client, SAME_NAME_EXISTING, { name: SAME_NAME, concurrency: 4 })
@@ -122,9 +160,10 @@ export async function runScale(
       dialect,
       seed: { products: SEEDED_PRODUCTS, seconds: seedSeconds },
       millionProducts: {
-        emptyStoreReqPerS,
+        emptyStoreReqPerS: emptyStore.reqPerS,
+        emptyStore,
         millionStore,
-        ratio: ratio(millionStore.reqPerS, emptyStoreReqPerS),
+        ratio: ratio(millionStore.reqPerS, emptyStore.reqPerS),
       },
       sameName: {
         existing: SAME_NAME_EXISTING,

@@ -1,7 +1,7 @@
 import type { BenchConfig } from './config.js'
 import { addVariants, apiClient, createProducts } from './fixtures.js'
 import type { LoadGenerator } from './load-job.js'
-import { measureWindow, type WindowFigures } from './measure.js'
+import { measureInTurn, type WindowFigures } from './measure.js'
 import type { RequestSpec } from './requests.js'
 import { countRows, type CountedTable } from './stored-rows.js'
 import type { Dialect, RunningServer, ServerKind } from './targets.js'
@@ -36,30 +36,42 @@ const WRITES: Partial<Record<Scenario, CountedTable>> = {
   'add-variant': 'variants',
 }
 
-/** Every scenario, in order, against one freshly started server. */
+/**
+ * Every scenario, in order, on the servers of one dialect (the service and its baselines,
+ * each on a fresh database): per scenario, their windows are taken in turn (measureInTurn).
+ */
 export async function runScenarios(
-  server: RunningServer,
+  servers: RunningServer[],
   load: LoadGenerator,
   config: BenchConfig,
+  settle: () => Promise<void>,
   log: (line: string) => void,
 ): Promise<ScenarioRun[]> {
   const runs: ScenarioRun[] = []
   for (const scenario of SCENARIOS) {
-    const specs = await prepare(server, scenario)
-    const table = WRITES[scenario]
-    const rowsBefore = table ? await countRows(server.databaseUrl, table) : 0
-    const figures = await measureWindow(server, load, config, specs)
-    const stored = table && {
-      table,
-      acknowledged: ok(figures) + ok(figures.warmup),
-      found: (await countRows(server.databaseUrl, table)) - rowsBefore,
-    }
-    log(
-      `  ${SCENARIO_LABELS[scenario].padEnd(15)} ${figures.reqPerS.toFixed(0).padStart(7)} req/s` +
-        `  p50 ${figures.p50Ms.toFixed(2)} ms  p99 ${figures.p99Ms.toFixed(2)} ms` +
-        `  non-2xx ${figures.non2xx}  errors ${figures.errors}`,
+    const arms = await Promise.all(
+      servers.map(async (server) => ({ server, specs: await prepare(server, scenario) })),
     )
-    runs.push({ server: server.kind, dialect: server.dialect, scenario, ...figures, stored })
+    const table = WRITES[scenario]
+    const rowsBefore = await Promise.all(
+      servers.map((server) => (table ? countRows(server.databaseUrl, table) : 0)),
+    )
+    const merged = await measureInTurn(arms, load, config, settle)
+    for (const [i, server] of servers.entries()) {
+      const figures = merged[i]!
+      const stored = table && {
+        table,
+        acknowledged: ok(figures) + ok(figures.warmup),
+        found: (await countRows(server.databaseUrl, table)) - rowsBefore[i]!,
+      }
+      log(
+        `  ${SCENARIO_LABELS[scenario].padEnd(15)} ${server.kind.padEnd(11)}` +
+          ` ${figures.reqPerS.toFixed(0).padStart(7)} req/s` +
+          `  p50 ${figures.p50Ms.toFixed(2)} ms  p99 ${figures.p99Ms.toFixed(2)} ms` +
+          `  non-2xx ${figures.non2xx}  errors ${figures.errors}`,
+      )
+      runs.push({ server: server.kind, dialect: server.dialect, scenario, ...figures, stored })
+    }
   }
   return runs
 }

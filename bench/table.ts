@@ -1,4 +1,5 @@
 /** The report as text for the terminal: one table per dialect, then the scale figures. */
+import { ROUNDS } from './measure.js'
 import { BASELINES, type BenchReport, type Goal, type ScaleGoals } from './report.js'
 import { SCENARIO_LABELS, SCENARIOS } from './scenarios.js'
 import { SERVER_LABELS, type Dialect, type ServerKind } from './targets.js'
@@ -15,7 +16,8 @@ export function formatReport(report: BenchReport): string {
   const { settings } = report
   const sections = [
     `Catalogue service benchmark: ${settings.connections} connections, ` +
-      `${settings.warmupS} s warm-up, ${settings.durationS} s measured per scenario; ` +
+      `${settings.warmupS} s warm-up, ${settings.durationS} s measured per scenario and server ` +
+      `in ${ROUNDS} windows taken in turn; ` +
       `the service run as npm start runs it: node ${settings.serviceNodeFlags.join(' ')}`,
     ...settings.dialects.map((dialect) => mainTable(report, dialect)),
   ]

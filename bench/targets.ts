@@ -208,7 +208,7 @@ async function serve(context: TargetContext, launch: ServerLaunch): Promise<Runn
  * Writes left pending by earlier runs or by seeding (dirty pages, a PostgreSQL checkpoint
  * due) would otherwise be flushed during the next measured window and slow its fsyncs.
  */
-async function settle(context: TargetContext): Promise<void> {
+export async function settle(context: TargetContext): Promise<void> {
   if (context.postgresUrl !== undefined) {
     await withClient(context.postgresUrl, (client) => client.query('checkpoint'))
   }

@@ -32,7 +32,6 @@ export interface ScaleFigures {
   seed: { products: number; seconds: number }
   /** (a) create product at full load: a store of a million products vs an empty one, in turn. */
   millionProducts: {
-    emptyStoreReqPerS: number
     emptyStore: WindowFigures
     millionStore: WindowFigures
     ratio: number | null
@@ -160,7 +159,6 @@ async function runScaleBeside(
       dialect,
       seed: { products: SEEDED_PRODUCTS, seconds: seedSeconds },
       millionProducts: {
-        emptyStoreReqPerS: emptyStore.reqPerS,
         emptyStore,
         millionStore,
         ratio: ratio(millionStore.reqPerS, emptyStore.reqPerS),

@@ -127,7 +127,7 @@ function scaleTable(report: BenchReport): string {
   )
   line('      req/s: 1M store / empty store', (d) => {
     const m = scale(d)?.millionProducts
-    return m ? `${whole(m.millionStore.reqPerS)} / ${whole(m.emptyStoreReqPerS)}` : '-'
+    return m ? `${whole(m.millionStore.reqPerS)} / ${whole(m.emptyStore.reqPerS)}` : '-'
   })
   line(
     '(b) 10,001st same name: fresh p50 / same-name p50',

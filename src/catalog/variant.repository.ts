@@ -215,6 +215,7 @@ function variantJsonFields() {
   )
 }
 
+/** The order of a product's variants, on both dialects: by position, then creation. */
 const VARIANT_ORDER = sql`v.position, v.created_at, v.id`
 
 const productById = precompiled((db: Executor, storeId: string, productId: string) =>
@@ -223,13 +224,11 @@ const productById = precompiled((db: Executor, storeId: string, productId: strin
 
 const variantsOfProduct = precompiled((db: Executor, storeId: string, productId: string) =>
   db
-    .selectFrom('variants')
+    .selectFrom('variants as v')
     .select(VARIANT_READ_COLUMNS)
     .where('store_id', '=', storeId)
     .where('product_id', '=', productId)
-    .orderBy('position')
-    .orderBy('created_at')
-    .orderBy('id'),
+    .orderBy(VARIANT_ORDER),
 )
 
 const postgresProductRead = precompiled((db: Executor, storeId: string, productId: string) =>

@@ -40,6 +40,7 @@ async function runLoad(job: LoadJob): Promise<LoadResult> {
   }
   const latencies: number[] = []
   const statusCounts: Record<string, number> = {}
+  const errorCounts: Record<string, number> = {}
   const cpuAtStart = process.cpuUsage()
   const startedAt = performance.now()
   const onResponse = (statusCode: number, responseTime: number) => {
@@ -49,8 +50,14 @@ async function runLoad(job: LoadJob): Promise<LoadResult> {
   const share = (index: number) =>
     Math.floor(job.connections / job.targets.length) +
     (index < job.connections % job.targets.length ? 1 : 0)
+  const onError = (error: Error & { code?: string }) => {
+    const kind = error.code ?? error.message
+    errorCounts[kind] = (errorCounts[kind] ?? 0) + 1
+  }
   const errors = await Promise.all(
-    job.targets.map((target, index) => runAutocannon(job, target, share(index), onResponse)),
+    job.targets.map((target, index) =>
+      runAutocannon(job, target, share(index), onResponse, onError),
+    ),
   )
   const elapsedS = (performance.now() - startedAt) / 1000
   const cpu = process.cpuUsage(cpuAtStart)
@@ -65,6 +72,7 @@ async function runLoad(job: LoadJob): Promise<LoadResult> {
     statusCounts,
     non2xx,
     errors: errors.reduce((sum, count) => sum + count, 0),
+    errorCounts,
     clientCpuPercent: (100 * (cpu.user + cpu.system)) / 1e6 / elapsedS,
   }
 }
@@ -75,6 +83,7 @@ function runAutocannon(
   target: JobTarget,
   connections: number,
   onResponse: (statusCode: number, responseTime: number) => void,
+  onError: (error: Error & { code?: string }) => void,
 ): Promise<number> {
   assertLocalUrl(target.url)
   return new Promise((resolve, reject) => {
@@ -103,6 +112,7 @@ function runAutocannon(
     instance.on('response', (_client, statusCode, _bytes, responseTime) =>
       onResponse(statusCode, responseTime),
     )
+    instance.on('reqError', onError)
   })
 }
 

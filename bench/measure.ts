@@ -2,6 +2,7 @@ import type { BenchConfig } from './config.js'
 import type { LoadGenerator, LoadResult } from './load-job.js'
 import { readMemory, resetPeakRss, watchServer } from './proc.js'
 import type { RequestSpec } from './requests.js'
+import { addCounts } from './stats.js'
 import type { RunningServer } from './targets.js'
 
 /** One measured window against one server. */
@@ -13,6 +14,7 @@ export interface WindowFigures {
   responses: number
   non2xx: number
   errors: number
+  errorCounts: Record<string, number>
   statusCounts: Record<string, number>
   /** VmHWM after the window; it covers this window and its warm-up when peakRssSince is 'warm-up'. */
   peakRssMiB: number
@@ -37,8 +39,8 @@ export interface Arm {
 }
 
 /**
- * The windows of a comparison, taken in turn: each arm, then each again, ROUNDS times, each
- * window a ROUNDS-th of the run's duration (rounded up). This machine's speed drifts by tens
+ * The windows of a comparison, taken in turn: each arm, then each again, `rounds` times
+ * (ROUNDS unless told), each window a ROUNDS-th of the run's duration (rounded up). This machine's speed drifts by tens
  * of percent over minutes, so two servers measured a minute apart can differ by that alone;
  * in turn, a drift falls on every arm alike. The first window of each arm follows the full
  * warm-up, later ones a second of it. Before each warm-up `settle` flushes what the previous
@@ -50,10 +52,11 @@ export async function measureInTurn(
   load: LoadGenerator,
   config: BenchConfig,
   settle: () => Promise<void>,
+  rounds = ROUNDS,
 ): Promise<WindowFigures[]> {
   const windows: WindowFigures[][] = arms.map(() => [])
   const durationS = Math.ceil(config.durationS / ROUNDS)
-  for (let round = 0; round < ROUNDS; round++) {
+  for (let round = 0; round < rounds; round++) {
     for (const [i, arm] of arms.entries()) {
       const warmupS = round === 0 ? config.warmupS : 1
       await settle()
@@ -74,12 +77,6 @@ export function mergeWindows(windows: WindowFigures[]): WindowFigures {
   const sum = (figure: (w: WindowFigures) => number) =>
     windows.reduce((total, w) => total + figure(w), 0)
   const max = (figure: (w: WindowFigures) => number) => Math.max(...windows.map(figure))
-  const statusCounts: Record<string, number> = {}
-  for (const w of windows) {
-    for (const [status, count] of Object.entries(w.statusCounts)) {
-      statusCounts[status] = (statusCounts[status] ?? 0) + count
-    }
-  }
   return {
     reqPerS: mean((w) => w.reqPerS),
     p50Ms: mean((w) => w.p50Ms),
@@ -88,7 +85,8 @@ export function mergeWindows(windows: WindowFigures[]): WindowFigures {
     responses: sum((w) => w.responses),
     non2xx: sum((w) => w.non2xx),
     errors: sum((w) => w.errors),
-    statusCounts,
+    errorCounts: addCounts(windows.map((w) => w.errorCounts)),
+    statusCounts: addCounts(windows.map((w) => w.statusCounts)),
     peakRssMiB: max((w) => w.peakRssMiB),
     peakRssSince: first.peakRssSince,
     sampledMaxRssMiB: max((w) => w.sampledMaxRssMiB),
@@ -146,6 +144,7 @@ function figuresOf(result: LoadResult) {
     responses: result.responses,
     non2xx: result.non2xx,
     errors: result.errors,
+    errorCounts: result.errorCounts,
     statusCounts: result.statusCounts,
     clientCpuPercent: result.clientCpuPercent,
   }

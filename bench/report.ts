@@ -8,7 +8,7 @@ import type { WindowFigures } from './measure.js'
 import type { ScaleFigures } from './scale.js'
 import { SCENARIO_LABELS, type Scenario, type ScenarioRun } from './scenarios.js'
 import type { SoakFigures } from './soak.js'
-import { ratio } from './stats.js'
+import { describeErrors, ratio } from './stats.js'
 import { SERVER_LABELS, type Dialect, type ServerKind } from './targets.js'
 
 /** A target of issue 3, checked against a ratio (or a size); reported, never fatal. */
@@ -163,9 +163,15 @@ export function findFailures(
   instances: InstanceFigures[] = [],
 ): string[] {
   const failures: string[] = []
-  const check = (what: string, counts: { non2xx: number; errors: number }) => {
+  const check = (
+    what: string,
+    counts: { non2xx: number; errors: number; errorCounts?: Record<string, number> },
+  ) => {
     if (counts.non2xx > 0 || counts.errors > 0) {
-      failures.push(`${what}: ${counts.non2xx} non-2xx answers, ${counts.errors} errors`)
+      failures.push(
+        `${what}: ${counts.non2xx} non-2xx answers, ${counts.errors} errors` +
+          describeErrors(counts.errorCounts ?? {}),
+      )
     }
   }
   for (const run of runs) {

@@ -7,7 +7,7 @@ import { addVariants, apiClient, createProducts } from './fixtures.js'
 import type { LoadGenerator } from './load-job.js'
 import { readMemory } from './proc.js'
 import type { RequestSpec } from './requests.js'
-import { ratio } from './stats.js'
+import { describeErrors, ratio } from './stats.js'
 import { startService, type Dialect, type TargetContext } from './targets.js'
 
 export const SOAK_CHECKPOINTS = [100_000, 1_000_000] as const
@@ -21,6 +21,7 @@ export interface SoakCheckpoint {
   reqPerS: number
   non2xx: number
   errors: number
+  errorCounts: Record<string, number>
 }
 
 export interface SoakFigures {
@@ -67,10 +68,12 @@ export async function runSoak(
         reqPerS: result.reqPerS,
         non2xx: result.non2xx,
         errors: result.errors,
+        errorCounts: result.errorCounts,
       })
       log(
         `  after ${total.toLocaleString('en')} requests: peak RSS ${memory.peakMiB.toFixed(1)} MiB` +
-          ` (${result.reqPerS.toFixed(0)} req/s, non-2xx ${result.non2xx}, errors ${result.errors})`,
+          ` (${result.reqPerS.toFixed(0)} req/s, non-2xx ${result.non2xx},` +
+          ` errors ${result.errors}${describeErrors(result.errorCounts)})`,
       )
     }
     const first = checkpoints[0]

@@ -32,3 +32,18 @@ export function ratio(a: number | null | undefined, b: number | null | undefined
   if (a == null || b == null || !Number.isFinite(a) || !Number.isFinite(b) || b === 0) return null
   return a / b
 }
+
+/** { a: 1 } and { a: 2, b: 1 } make { a: 3, b: 1 }. */
+export function addCounts(counts: Record<string, number>[]): Record<string, number> {
+  const total: Record<string, number> = {}
+  for (const each of counts) {
+    for (const [key, count] of Object.entries(each)) total[key] = (total[key] ?? 0) + count
+  }
+  return total
+}
+
+/** ' (ECONNRESET 2, request timed out 1)' for a log line, or '' when there were none. */
+export function describeErrors(errorCounts: Record<string, number>): string {
+  const kinds = Object.entries(errorCounts).map(([kind, count]) => `${kind} ${count}`)
+  return kinds.length === 0 ? '' : ` (${kinds.join(', ')})`
+}

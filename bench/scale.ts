@@ -27,9 +27,9 @@ const PAGE_REQUESTS = 200
 /** Requests of one arm in a row before the other arm's turn. */
 const BLOCK = 25
 /**
- * The two stores' create rates differ by a few percent, less than this machine's speed moves
- * in a few seconds: six repeats of a three-round comparison of one pair of stores read from
- * 0.93x to 1.18x. This comparison gets twice the rounds of the others.
+ * The two stores' create rates differ by a few percent at most, less than this machine's
+ * speed moves in a few seconds: nine repeats of a three-round comparison of an empty and a 1M
+ * store read from 0.91x to 1.18x. This comparison gets twice the rounds of the others.
  */
 const STORE_ROUNDS = 2 * ROUNDS
 

@@ -34,7 +34,7 @@ export interface LoadResult {
   non2xx: number
   /** Connection errors and timeouts. */
   errors: number
-  /** The errors by kind: a socket error's code (ECONNRESET) or autocannon's message ('request timed out'). */
+  /** The errors by kind: a socket error's code (ECONNRESET), or 'request timed out'. */
   errorCounts: Record<string, number>
   /** CPU used by the load generator itself; near 100 means the client may be the limit. */
   clientCpuPercent: number

@@ -40,12 +40,13 @@ export interface Arm {
 
 /**
  * The windows of a comparison, taken in turn: each arm, then each again, `rounds` times
- * (ROUNDS unless told), each window a ROUNDS-th of the run's duration (rounded up). This machine's speed drifts by tens
- * of percent over minutes, so two servers measured a minute apart can differ by that alone;
- * in turn, a drift falls on every arm alike. The first window of each arm follows the full
- * warm-up, later ones a second of it. Before each warm-up `settle` flushes what the previous
- * arm left to write (a synchronous=NORMAL baseline leaves the kernel much), so that no arm's
- * fsyncs wait behind another's. Figures are merged per arm (mergeWindows).
+ * (ROUNDS unless told), each window a ROUNDS-th of the run's duration (rounded up). This
+ * machine's speed drifts by tens of percent over minutes, so two servers measured a minute
+ * apart can differ by that alone; in turn, a drift falls on every arm alike. The first
+ * window of each arm follows the full warm-up, later ones a second of it. Before each warm-up
+ * `settle` flushes what the previous arm left to write (a synchronous=NORMAL baseline leaves
+ * the kernel much), so that no arm's fsyncs wait behind another's. Figures are merged per arm
+ * (mergeWindows).
  */
 export async function measureInTurn(
   arms: Arm[],

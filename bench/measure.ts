@@ -26,7 +26,7 @@ export interface WindowFigures {
   clientCpuPercent: number
   /** CPU the machine spent on work not of this benchmark (see watchServer): should be near 0. */
   foreignCpuPercent: number
-  warmup: { responses: number; non2xx: number; errors: number }
+  warmup: { responses: number; non2xx: number; errors: number; errorCounts: Record<string, number> }
 }
 
 /** Windows of a comparison, taken in turn on each server: see measureInTurn. */
@@ -98,6 +98,7 @@ export function mergeWindows(windows: WindowFigures[]): WindowFigures {
       responses: sum((w) => w.warmup.responses),
       non2xx: sum((w) => w.warmup.non2xx),
       errors: sum((w) => w.warmup.errors),
+      errorCounts: addCounts(windows.map((w) => w.warmup.errorCounts)),
     },
   }
 }
@@ -132,7 +133,12 @@ export async function measureWindow(
     sampledMaxRssMiB: usage.sampledMaxRssMiB,
     serverCpuPercent: usage.serverCpuPercent,
     foreignCpuPercent: usage.foreignCpuPercent,
-    warmup: { responses: warmup.responses, non2xx: warmup.non2xx, errors: warmup.errors },
+    warmup: {
+      responses: warmup.responses,
+      non2xx: warmup.non2xx,
+      errors: warmup.errors,
+      errorCounts: warmup.errorCounts,
+    },
   }
 }
 

@@ -34,26 +34,35 @@ const DATE_TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$/
  * Ajv on the JSON Schema dialect of OpenAPI 3.1 (2020-12), strict: a keyword or format it
  * does not know is an error, not silently ignored. The document's `#/components/schemas/...`
  * references resolve to its components.
+ *
+ * `closed`: an object may hold only the properties its schema names (unless the schema says
+ * what else it allows, as `options` does). Answers are checked closed: the service writes them
+ * with JSON.stringify, so this check is what keeps an undocumented field from reaching clients.
  */
-export function documentSchemaCompiler(document: Document): (schema: object) => ValidateFunction {
+export function documentSchemaCompiler(
+  document: Document,
+  { closed = false } = {},
+): (schema: object) => ValidateFunction {
   const ajv = new Ajv2020({ strict: true, allErrors: true })
   ajv.addFormat('uuid', UUID)
   ajv.addFormat('date-time', DATE_TIME)
   // Our own keyword (at most N decimal places), which bodies are checked against.
   ajv.addKeyword({ keyword: 'x-max-decimals', schemaType: 'number' })
   const base = 'https://catalog.invalid/openapi.json'
-  ajv.addSchema({ $id: base, $defs: document.components.schemas })
   const rewrite = (value: unknown): unknown => {
     if (Array.isArray(value)) return value.map(rewrite)
     if (value === null || typeof value !== 'object') return value
-    return Object.fromEntries(
+    const rewritten = Object.fromEntries(
       Object.entries(value).map(([key, child]) =>
         key === '$ref' && typeof child === 'string'
           ? [key, child.replace('#/components/schemas/', `${base}#/$defs/`)]
           : [key, rewrite(child)],
       ),
     )
+    const open = !('properties' in value) || 'additionalProperties' in value
+    return closed && !open ? { ...rewritten, unevaluatedProperties: false } : rewritten
   }
+  ajv.addSchema({ $id: base, $defs: rewrite(document.components.schemas) })
   return (schema) => ajv.compile(rewrite(schema) as object)
 }
 
@@ -70,7 +79,7 @@ export class ConformanceChecker {
 
   constructor(document: Document) {
     this.operations = operationsOf(document)
-    this.compile = documentSchemaCompiler(document)
+    this.compile = documentSchemaCompiler(document, { closed: true })
   }
 
   check(label: string, response: LightMyRequestResponse): void {

@@ -186,6 +186,38 @@ async function buildBrokenWriteApp(t: TestContext, database: Database): Promise<
   return app
 }
 
+describe('the check of answers against the document', () => {
+  const label = `GET ${API}/products/{id}`
+  const example = () =>
+    structuredClone(
+      document.paths[`${API}/products/{id}`].get.responses['200'].content[JSON_MEDIA].example,
+    )
+  const answer = (statusCode: number, body: unknown) =>
+    ({
+      statusCode,
+      headers: { 'content-type': JSON_MEDIA },
+      body: JSON.stringify(body),
+      json: () => body,
+    }) as unknown as LightMyRequestResponse
+
+  it('passes the documented example, and refuses a field the document does not declare', () => {
+    const checker = new ConformanceChecker(document)
+    checker.check(label, answer(200, example()))
+    const extraOnProduct = example()
+    extraOnProduct.data.store_id = 'default'
+    assert.throws(() => checker.check(label, answer(200, extraOnProduct)), /store_id/)
+    const extraOnVariant = example()
+    extraOnVariant.data.variants[0].options_key = 'size=M'
+    assert.throws(() => checker.check(label, answer(200, extraOnVariant)), /options_key/)
+    const extraOnError = { error: 'not_found', message: 'No such product.', stack: 'at x' }
+    assert.throws(() => checker.check(label, answer(404, extraOnError)), /stack/)
+    // Options are the client's own keys: any is allowed.
+    const moreOptions = example()
+    moreOptions.data.variants[0].options.fabric = 'linen'
+    checker.check(label, answer(200, moreOptions))
+  })
+})
+
 describeEachDialect('answers conform to the OpenAPI document', (dialect) => {
   it('every route, every status it declares: the status is declared and the body matches its schema', async (t) => {
     const api = await buildTestApi(t, dialect)

@@ -4,7 +4,8 @@
  */
 import type { BenchConfig } from './config.js'
 import { apiClient, createProducts } from './fixtures.js'
-import type { LoadGenerator } from './load-job.js'
+import type { LoadGenerator, LoadResult } from './load-job.js'
+import { ROUNDS } from './measure.js'
 import type { RequestSpec } from './requests.js'
 import { ratio } from './stats.js'
 import { startAnotherInstance, startService, type TargetContext } from './targets.js'
@@ -38,18 +39,27 @@ export async function runInstances(
         ['get-product', { kind: 'get-product', productIds }],
       ]
       const figures: InstanceFigures[] = []
+      const windowS = Math.ceil(config.durationS / ROUNDS)
       for (const [scenario, spec] of scenarios) {
-        const run = async (servers: (typeof first)[]) => {
+        const window = async (servers: (typeof first)[], warmupS: number) => {
           const job = {
             targets: servers.map((server) => ({ url: server.url, key: server.key })),
             specs: [spec],
             connections: config.connections,
           }
-          await load.load({ ...job, until: { seconds: config.warmupS } })
-          return load.load({ ...job, until: { seconds: config.durationS } })
+          await load.load({ ...job, until: { seconds: warmupS } })
+          return load.load({ ...job, until: { seconds: windowS } })
         }
-        const one = await run([first])
-        const two = await run([first, second])
+        // In turn, as measureInTurn takes the scenarios: the machine's drift falls on both.
+        const ones: LoadResult[] = []
+        const twos: LoadResult[] = []
+        for (let round = 0; round < ROUNDS; round++) {
+          const warmupS = round === 0 ? config.warmupS : 1
+          ones.push(await window([first], warmupS))
+          twos.push(await window([first, second], warmupS))
+        }
+        const one = merge(ones)
+        const two = merge(twos)
         figures.push({
           scenario,
           oneReqPerS: one.reqPerS,
@@ -69,5 +79,15 @@ export async function runInstances(
     }
   } finally {
     await first.stop()
+  }
+}
+
+/** Windows of one arm as one: the mean rate, the failures added. */
+function merge(windows: LoadResult[]): Pick<LoadResult, 'reqPerS' | 'non2xx' | 'errors'> {
+  const sum = (figure: (w: LoadResult) => number) => windows.reduce((t, w) => t + figure(w), 0)
+  return {
+    reqPerS: sum((w) => w.reqPerS) / windows.length,
+    non2xx: sum((w) => w.non2xx),
+    errors: sum((w) => w.errors),
   }
 }

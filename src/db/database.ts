@@ -202,23 +202,8 @@ export function sqliteDurabilityProblems(
  * Kysely prepares every query it runs; better-sqlite3 statements can be run again and again,
  * so the hot ones are prepared once. The service's queries are a few dozen shapes.
  */
-function withStatementCache(
-  handle: SqliteDatabase.Database,
-  capacity = 500,
-): SqliteDialectDatabase {
-  const statements = new Map<string, SqliteDatabase.Statement>()
-  return {
-    close: () => handle.close(),
-    prepare: (text: string) => {
-      let statement = statements.get(text)
-      if (statement === undefined) {
-        statement = handle.prepare(text)
-        if (statements.size >= capacity) statements.delete(statements.keys().next().value!)
-        statements.set(text, statement)
-      }
-      return statement
-    },
-  }
+function withStatementCache(handle: SqliteDatabase.Database): SqliteDialectDatabase {
+  return { close: () => handle.close(), prepare: oncePerText((text) => handle.prepare(text)) }
 }
 
 /**
@@ -229,18 +214,13 @@ function withStatementCache(
  */
 function rowReader(
   handle: SqliteDatabase.Database,
-  capacity = 500,
 ): (text: string, parameters: readonly unknown[]) => Record<string, unknown>[] {
-  const reads = new Map<string, { statement: SqliteDatabase.Statement; columns: string[] }>()
+  const readOf = oncePerText((text) => {
+    const statement = handle.prepare(text).raw(true)
+    return { statement, columns: statement.columns().map((column) => column.name) }
+  })
   return (text, parameters) => {
-    let read = reads.get(text)
-    if (read === undefined) {
-      const statement = handle.prepare(text).raw(true)
-      read = { statement, columns: statement.columns().map((column) => column.name) }
-      if (reads.size >= capacity) reads.delete(reads.keys().next().value!)
-      reads.set(text, read)
-    }
-    const { statement, columns } = read
+    const { statement, columns } = readOf(text)
     const tuples = statement.all(parameters) as unknown[][]
     const rows: Record<string, unknown>[] = new Array(tuples.length)
     for (let i = 0; i < tuples.length; i++) {
@@ -250,6 +230,20 @@ function rowReader(
       rows[i] = row
     }
     return rows
+  }
+}
+
+/** `make(text)`, made once per SQL text and kept for the last `capacity` texts. */
+function oncePerText<T>(make: (text: string) => T, capacity = 500): (text: string) => T {
+  const made = new Map<string, T>()
+  return (text) => {
+    let value = made.get(text)
+    if (value === undefined) {
+      value = make(text)
+      if (made.size >= capacity) made.delete(made.keys().next().value!)
+      made.set(text, value)
+    }
+    return value
   }
 }
 

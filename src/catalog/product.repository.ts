@@ -78,26 +78,25 @@ export async function insertProductWithUniqueSlug(
   base: string,
 ): Promise<string> {
   const reserved = splitSuffix(base)
-  if (isPostgres(db)) return insertProductWithUniqueSlugInOneStatement(db, row, base, reserved)
-
-  if (reserved) await reserveSlugSuffix(db, row.store_id, reserved.base, reserved.n).execute()
-  const claim = await claimSlug(db, row.store_id, base).executeTakeFirstOrThrow()
+  const values = rowValues(row)
+  if (isPostgres(db)) {
+    const [inserted] = reserved
+      ? await insertReservingSuffix(db, ...values, base, reserved.base, reserved.n)
+      : await insertClaimingSlug(db, ...values, base)
+    return inserted!.slug
+  }
+  const storeId = row.store_id
+  if (reserved) await reserveSlugSuffixOnce(db, storeId, reserved.base, reserved.n)
+  const [claim] = await claimSlugOnce(db, storeId, base)
+  if (claim === undefined) throw new Error('the slug claim returned no row')
   const slug = claim.claims === 1 ? base : withSuffix(base, claim.last_suffix)
-  if (claim.claims > 1) await countSuffixedSlug(db, row.store_id, slug).execute()
-  await db
-    .insertInto('products')
-    .values({ ...row, slug })
-    .execute()
+  if (claim.claims > 1) await countSuffixedSlugOnce(db, storeId, slug)
+  await insertProductRow(db, ...values, slug)
   return slug
 }
 
-async function insertProductWithUniqueSlugInOneStatement(
-  db: Executor,
-  row: Omit<NewProductRow, 'slug'>,
-  base: string,
-  reserved: { base: string; n: number } | undefined,
-): Promise<string> {
-  const values = [
+function rowValues(row: Omit<NewProductRow, 'slug'>): RowValues {
+  return [
     row.store_id,
     row.id,
     row.name,
@@ -110,15 +109,11 @@ async function insertProductWithUniqueSlugInOneStatement(
     row.tax_rate ?? null,
     row.created_at,
     row.updated_at,
-    base,
-  ] as const
-  const [inserted] = reserved
-    ? await insertReservingSuffix(db, ...values, reserved.base, reserved.n)
-    : await insertClaimingSlug(db, ...values)
-  return inserted!.slug
+  ]
 }
 
-type ProductValues = [
+/** The values of a product row but its slug, in the order of the statements below. */
+type RowValues = [
   storeId: string,
   id: string,
   name: string,
@@ -131,8 +126,10 @@ type ProductValues = [
   taxRate: number | null,
   createdAt: string,
   updatedAt: string,
-  base: string,
 ]
+
+/** A product's values and the slug it is to get, or the base of that slug. */
+type ProductValues = [...RowValues, slugOrBase: string]
 
 const insertClaimingSlug = precompiled((db: Executor, ...values: ProductValues) =>
   productInsertStatement(db, values),
@@ -142,6 +139,41 @@ const insertReservingSuffix = precompiled(
   (db: Executor, ...args: [...ProductValues, reservedBase: string, reservedN: number]) =>
     productInsertStatement(db, args.slice(0, 13) as ProductValues, { base: args[13], n: args[14] }),
 )
+
+// SQLite's steps of insertProductWithUniqueSlug, each compiled once.
+const claimSlugOnce = precompiled((db: Executor, storeId: string, slug: string) =>
+  claimSlug(db, storeId, slug),
+)
+
+const countSuffixedSlugOnce = precompiled((db: Executor, storeId: string, slug: string) =>
+  countSuffixedSlug(db, storeId, slug),
+)
+
+const reserveSlugSuffixOnce = precompiled(
+  (db: Executor, storeId: string, slug: string, n: number) =>
+    reserveSlugSuffix(db, storeId, slug, n),
+)
+
+/** The product row as given; the last value is its slug. */
+const insertProductRow = precompiled((db: Executor, ...values: ProductValues) => {
+  const [storeId, id, name, status, description, priceE4, compareAtPriceE4, sku, barcode] = values
+  const [, , , , , , , , , taxRate, createdAt, updatedAt, slug] = values
+  return db.insertInto('products').values({
+    store_id: storeId,
+    id,
+    name,
+    slug,
+    status,
+    description,
+    price_e4: priceE4,
+    compare_at_price_e4: compareAtPriceE4,
+    sku,
+    barcode,
+    tax_rate: taxRate,
+    created_at: createdAt,
+    updated_at: updatedAt,
+  })
+})
 
 /** The PostgreSQL statement of insertProductWithUniqueSlug: CTEs for the counters, then the insert. */
 function productInsertStatement(

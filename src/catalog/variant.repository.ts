@@ -41,20 +41,30 @@ export async function insertVariantIntoProduct(
     )
     return inserted
   }
-  const [product] = await raiseMaxVariantPosition(
+  const [product] =
+    fields.position === null
+      ? await raiseToNextPosition(db, fields.store_id, fields.product_id)
+      : await raiseToPosition(db, fields.store_id, fields.product_id, fields.position)
+  if (!product) return undefined
+  const priceE4 = fields.price_e4 ?? product.price_e4
+  const position = fields.position ?? product.max_variant_position
+  await insertVariantRow(
     db,
     fields.store_id,
+    fields.id,
     fields.product_id,
-    fields.position,
-  ).execute()
-  if (!product) return undefined
-  const row = {
-    ...fields,
-    price_e4: fields.price_e4 ?? product.price_e4,
-    position: fields.position ?? product.max_variant_position,
-  }
-  await db.insertInto('variants').values(row).execute()
-  return { price_e4: row.price_e4, position: row.position }
+    fields.name,
+    fields.sku ?? null,
+    fields.barcode ?? null,
+    priceE4,
+    fields.compare_at_price_e4 ?? null,
+    fields.options,
+    fields.options_key ?? null,
+    position,
+    fields.created_at,
+    fields.updated_at,
+  )
+  return { price_e4: priceE4, position }
 }
 
 type VariantValues = [
@@ -131,6 +141,27 @@ const insertVariantStatements: Record<StatementShape, ReturnType<typeof insertVa
   'default-price/position': insertVariantStatement(true, false),
   'default-price/default-position': insertVariantStatement(true, true),
 }
+
+// SQLite's two steps of insertVariantIntoProduct, each compiled once.
+const raiseToNextPosition = precompiled((db: Executor, storeId: string, productId: string) =>
+  raiseMaxVariantPosition(db, storeId, productId, null),
+)
+
+const raiseToPosition = precompiled(
+  (db: Executor, storeId: string, productId: string, position: number) =>
+    raiseMaxVariantPosition(db, storeId, productId, position),
+)
+
+/** The values in the order of VARIANT_INSERT_COLUMNS, as the PostgreSQL statements take them. */
+const insertVariantRow = precompiled((db: Executor, ...values: VariantValues) =>
+  db
+    .insertInto('variants')
+    .values(
+      Object.fromEntries(
+        VARIANT_INSERT_COLUMNS.map((column, i) => [column, values[i]]),
+      ) as NewVariantRow,
+    ),
+)
 
 const VARIANT_INSERT_COLUMNS = [
   'store_id',

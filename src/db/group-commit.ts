@@ -1,4 +1,4 @@
-import { sql, type Kysely, type Transaction } from 'kysely'
+import { CompiledQuery, type Kysely, type Transaction } from 'kysely'
 
 type Work<DB, T> = (tx: Transaction<DB>) => Promise<T>
 
@@ -91,15 +91,19 @@ async function runAlone<DB>(tx: Transaction<DB>, pending: Pending<DB>): Promise<
   return { ok: true, value }
 }
 
+const SAVEPOINT = CompiledQuery.raw('savepoint unit')
+const RELEASE = CompiledQuery.raw('release unit')
+const ROLLBACK = CompiledQuery.raw('rollback to unit')
+
 async function runInSavepoint<DB>(tx: Transaction<DB>, pending: Pending<DB>): Promise<Outcome> {
-  await sql`savepoint unit`.execute(tx)
+  await tx.executeQuery(SAVEPOINT)
   try {
     const value = await pending.work(tx)
-    await sql`release unit`.execute(tx)
+    await tx.executeQuery(RELEASE)
     return { ok: true, value }
   } catch (error) {
-    await sql`rollback to unit`.execute(tx)
-    await sql`release unit`.execute(tx)
+    await tx.executeQuery(ROLLBACK)
+    await tx.executeQuery(RELEASE)
     return { ok: false, error }
   }
 }

@@ -155,14 +155,18 @@ const reserveSlugSuffixOnce = precompiled(
 )
 
 /** The product row as given; the last value is its slug. */
-const insertProductRow = precompiled((db: Executor, ...values: ProductValues) => {
+const insertProductRow = precompiled((db: Executor, ...values: ProductValues) =>
+  db.insertInto('products').values({ ...productColumns(values), slug: values[12] }),
+)
+
+/** A product's columns but its slug, named. */
+function productColumns(values: RowValues | ProductValues) {
   const [storeId, id, name, status, description, priceE4, compareAtPriceE4, sku, barcode] = values
-  const [, , , , , , , , , taxRate, createdAt, updatedAt, slug] = values
-  return db.insertInto('products').values({
+  const [, , , , , , , , , taxRate, createdAt, updatedAt] = values
+  return {
     store_id: storeId,
     id,
     name,
-    slug,
     status,
     description,
     price_e4: priceE4,
@@ -172,8 +176,8 @@ const insertProductRow = precompiled((db: Executor, ...values: ProductValues) =>
     tax_rate: taxRate,
     created_at: createdAt,
     updated_at: updatedAt,
-  })
-})
+  }
+}
 
 /** The PostgreSQL statement of insertProductWithUniqueSlug: CTEs for the counters, then the insert. */
 function productInsertStatement(
@@ -181,8 +185,8 @@ function productInsertStatement(
   values: ProductValues,
   reserved?: { base: string; n: number },
 ) {
-  const [storeId, id, name, status, description, priceE4, compareAtPriceE4, sku, barcode] = values
-  const [, , , , , , , , , taxRate, createdAt, updatedAt, base] = values
+  const [storeId] = values
+  const base = values[12]
   const counted = db
     .with('claim', (db) => claimSlug(db, storeId, base))
     .with('counted', (db) =>
@@ -215,18 +219,7 @@ function productInsertStatement(
   return query
     .insertInto('products')
     .values((eb) => ({
-      store_id: storeId,
-      id,
-      name,
-      status,
-      description,
-      price_e4: priceE4,
-      compare_at_price_e4: compareAtPriceE4,
-      sku,
-      barcode,
-      tax_rate: taxRate,
-      created_at: createdAt,
-      updated_at: updatedAt,
+      ...productColumns(values),
       slug: eb
         .selectFrom('claim')
         .select(

@@ -25,19 +25,7 @@ export async function insertVariantIntoProduct(
     const statement = insertVariantStatements[statementShape(fields)]
     const [inserted] = await statement(
       db,
-      fields.store_id,
-      fields.id,
-      fields.product_id,
-      fields.name,
-      fields.sku ?? null,
-      fields.barcode ?? null,
-      fields.price_e4,
-      fields.compare_at_price_e4 ?? null,
-      fields.options,
-      fields.options_key ?? null,
-      fields.position,
-      fields.created_at,
-      fields.updated_at,
+      ...variantValues(fields, fields.price_e4, fields.position),
     )
     return inserted
   }
@@ -48,8 +36,17 @@ export async function insertVariantIntoProduct(
   if (!product) return undefined
   const priceE4 = fields.price_e4 ?? product.price_e4
   const position = fields.position ?? product.max_variant_position
-  await insertVariantRow(
-    db,
+  await insertVariantRow(db, ...variantValues(fields, priceE4, position))
+  return { price_e4: priceE4, position }
+}
+
+/** The values of the insert statements, in the order of VARIANT_INSERT_COLUMNS. */
+function variantValues(
+  fields: NewVariantFields,
+  priceE4: number | null,
+  position: number | null,
+): VariantValues {
+  return [
     fields.store_id,
     fields.id,
     fields.product_id,
@@ -63,8 +60,7 @@ export async function insertVariantIntoProduct(
     position,
     fields.created_at,
     fields.updated_at,
-  )
-  return { price_e4: priceE4, position }
+  ]
 }
 
 type VariantValues = [

@@ -91,10 +91,24 @@ export interface TestApi {
   key: string
   /** Another key, made on demand: for another store, or with other scopes. */
   newKey(options?: { store?: string; scopes?: Scope[] }): Promise<string>
+  /**
+   * Any request to `${API}${path}`, with the test's key unless another is given; a `body`
+   * that is not a string is sent as JSON (Content-Type application/json unless `headers`
+   * says otherwise). The answer is checked against the OpenAPI document.
+   */
+  request(method: string, path: string, options?: RequestOptions): Promise<LightMyRequestResponse>
   post(path: string, body: unknown, key?: string): Promise<LightMyRequestResponse>
   get(path: string, key?: string): Promise<LightMyRequestResponse>
+  patch(path: string, body: unknown, options?: RequestOptions): Promise<LightMyRequestResponse>
+  delete(path: string, options?: RequestOptions): Promise<LightMyRequestResponse>
   /** Creates a product and returns its record; fails the test unless the answer is 200. */
   createProduct(body?: Record<string, unknown>, key?: string): Promise<Record<string, any>>
+}
+
+export interface RequestOptions {
+  body?: unknown
+  key?: string
+  headers?: Record<string, string>
 }
 
 /** The real app on a fresh database of the dialect, closed when the test ends. */
@@ -111,25 +125,27 @@ export async function buildTestApi(t: TestContext, dialect: Dialect): Promise<Te
     ).key
   const key = await newKey()
   // Every answer is also checked against the OpenAPI document: status declared, body matching.
-  const post = async (path: string, body: unknown, withKey = key) => {
+  const request = async (method: string, path: string, options: RequestOptions = {}) => {
+    const headers: Record<string, string> = { authorization: `Bearer ${options.key ?? key}` }
+    if (options.body !== undefined) headers['content-type'] = 'application/json'
+    Object.assign(headers, options.headers)
     const response = await app.inject({
-      method: 'POST',
+      method: method as 'GET',
       url: `${API}${path}`,
-      headers: { authorization: `Bearer ${withKey}`, 'content-type': 'application/json' },
-      payload: typeof body === 'string' ? body : JSON.stringify(body),
+      headers,
+      ...(options.body !== undefined && {
+        payload: typeof options.body === 'string' ? options.body : JSON.stringify(options.body),
+      }),
     })
-    checkAgainstDocument('POST', `${API}${path}`, response)
+    checkAgainstDocument(method, `${API}${path}`, response)
     return response
   }
-  const get = async (path: string, withKey = key) => {
-    const response = await app.inject({
-      method: 'GET',
-      url: `${API}${path}`,
-      headers: { authorization: `Bearer ${withKey}` },
-    })
-    checkAgainstDocument('GET', `${API}${path}`, response)
-    return response
-  }
+  const post = (path: string, body: unknown, withKey = key) =>
+    request('POST', path, { body, key: withKey, headers: { 'content-type': 'application/json' } })
+  const get = (path: string, withKey = key) => request('GET', path, { key: withKey })
+  const patch = (path: string, body: unknown, options: RequestOptions = {}) =>
+    request('PATCH', path, { ...options, body })
+  const del = (path: string, options: RequestOptions = {}) => request('DELETE', path, options)
   const createProduct = async (
     body: Record<string, unknown> = { name: 'T-Shirt' },
     withKey = key,
@@ -140,7 +156,7 @@ export async function buildTestApi(t: TestContext, dialect: Dialect): Promise<Te
     }
     return response.json().data
   }
-  return { app, database, key, newKey, post, get, createProduct }
+  return { app, database, key, newKey, request, post, get, patch, delete: del, createProduct }
 }
 
 /** Asserts the contract's error body and status, and returns the body. */

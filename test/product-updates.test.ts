@@ -220,6 +220,17 @@ describeEachDialect('PATCH /products/:id', (dialect) => {
     })
   })
 
+  it('answers without variants also when the product has some', async (t) => {
+    const api = await buildTestApi(t, dialect)
+    const product = await api.createProduct({ name: 'Tee' })
+    const variant = await api.post(`/products/${product.id}/variants`, { name: 'Red' })
+    assert.equal(variant.statusCode, 200, variant.body)
+    const res = await api.patch(`/products/${product.id}`, { name: 'Red Tee' })
+    assert.equal(res.statusCode, 200, res.body)
+    assert.deepEqual(Object.keys(res.json().data).sort(), PRODUCT_FIELDS)
+    assert.equal(res.json().data.version, 3, '1, + the variant added, + the rename')
+  })
+
   it('changes several fields in one step: version + 1, not + the number of fields', async (t) => {
     const api = await buildTestApi(t, dialect)
     const subject = await productSubject(api)

@@ -367,6 +367,7 @@ export const TAGS: FieldSpec = {
       ['Sale', 'New', 'Linen'],
       'trimmed, case-insensitive duplicates kept once with the first spelling and order',
     ),
+    accepted(['Summer', 'LINEN'], ['Summer', 'LINEN'], 'the stored tags spelled otherwise'),
     accepted([text(255, 't')], [text(255, 't')], 'a tag of 255 characters'),
     accepted(manyTags(250), manyTags(250), '250 tags'),
   ],

@@ -189,6 +189,7 @@ describeEachDialect('ETag', (dialect) => {
     const headers = { 'idempotency-key': 'create-1' }
     const body = { name: 'T-Shirt' }
     const first = await api.request('POST', '/products', { body, headers })
+    assert.equal(expectTagged(first, 'first POST').version, 1)
     const replay = await api.request('POST', '/products', { body, headers })
     assert.equal(replay.headers['idempotent-replayed'], 'true')
     assert.equal(expectTagged(replay, 'replayed POST').version, 1)

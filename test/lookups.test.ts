@@ -235,7 +235,7 @@ describeEachDialect('GET /products filtered by slug, vendor, product_type and ta
     const products = await createProducts(api, 24, (i) => ({
       name: `Product ${i}`,
       vendor: vendors[i % 3],
-      product_type: types[i % 2],
+      product_type: types[(i % 5) % 2],
       tags: tagSets[i % 4],
       status: statuses[Math.floor(i / 4) % 3],
     }))

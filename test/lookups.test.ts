@@ -389,6 +389,64 @@ describeEachDialect('GET /products filtered by slug, vendor, product_type and ta
     }
   })
 
+  it('follows a PATCH: the new slug, vendor, product_type and tags find it, the old ones not', async (t) => {
+    const api = await buildTestApi(t, dialect)
+    const [, product] = await createProducts(api, 2, (i) => ({
+      name: `Product ${i}`,
+      vendor: 'Acme',
+      product_type: 'Shirt',
+      // The other product shares the vendor, product type and first tag, not Sale.
+      tags: i === 1 ? ['Summer', 'Sale'] : ['Summer'],
+    }))
+    const res = await api.patch(`/products/${product!.id}`, {
+      slug: 'renamed-product',
+      vendor: 'Globex',
+      product_type: 'Mug',
+      tags: ['Winter', 'sale'],
+    })
+    assert.equal(res.statusCode, 200, res.body)
+    const gone = [
+      `slug=${product!.slug}`,
+      'vendor=Globex&tag=summer',
+      'product_type=Shirt&vendor=Globex',
+    ]
+    for (const query of gone) {
+      assert.ok(!(await listIds(api, query)).includes(product!.id), `still found by ${query}`)
+    }
+    for (const query of [
+      'slug=renamed-product',
+      'vendor=Globex',
+      'product_type=Mug',
+      'tag=WINTER',
+      'tag=Sale',
+      'vendor=Globex&product_type=Mug&tag=winter&slug=renamed-product',
+    ]) {
+      assert.deepEqual(await listIds(api, query), [product!.id], query)
+    }
+    // Emptied by null: no tag, vendor or product_type finds it any more.
+    const cleared = await api.patch(`/products/${product!.id}`, {
+      vendor: null,
+      product_type: null,
+      tags: null,
+    })
+    assert.equal(cleared.statusCode, 200, cleared.body)
+    for (const query of ['vendor=Globex', 'product_type=Mug', 'tag=winter', 'tag=sale']) {
+      assert.deepEqual(await listIds(api, query), [], query)
+    }
+  })
+
+  it('finds no deleted product under any filter', async (t) => {
+    const api = await buildTestApi(t, dialect)
+    const body = { name: 'T-Shirt', vendor: 'Acme', product_type: 'Shirt', tags: ['Summer'] }
+    const [kept, deleted] = await createProducts(api, 2, () => body)
+    const res = await api.delete(`/products/${deleted!.id}`)
+    assert.equal(res.statusCode, 200, res.body)
+    for (const query of ['vendor=Acme', 'product_type=Shirt', 'tag=summer', 'status=draft']) {
+      assert.deepEqual(await listIds(api, query), [kept!.id], query)
+    }
+    assert.deepEqual(await listIds(api, `slug=${deleted!.slug}`), [])
+  })
+
   it('lets a key with only read filter the list', async (t) => {
     const api = await buildTestApi(t, dialect)
     const reader = await api.newKey({ scopes: ['read'] })

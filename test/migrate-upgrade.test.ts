@@ -384,6 +384,10 @@ describeEachDialect('a 0.1.0 database upgraded with catalog migrate', (dialect) 
       ),
       [tee!.id],
     )
+    assert.deepEqual(
+      data(await api.request('GET', '/products?tag=Cotton'), 'list by tag').map((p: any) => p.id),
+      [tee!.id],
+    )
   })
 
   it("an old product's variants keep their rules: next default position, sku and options still taken; one can be deleted", async (t) => {

@@ -1,7 +1,13 @@
 import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import { it } from 'node:test'
-import { buildTestApi, describeEachDialect, expectError, type TestApi } from './helpers.js'
+import {
+  buildTestApi,
+  describeEachDialect,
+  expectError,
+  malformedIds,
+  type TestApi,
+} from './helpers.js'
 
 type Json = Record<string, any>
 
@@ -334,18 +340,10 @@ describeEachDialect('DELETE /products/:id/variants/:variantId', (dialect) => {
     const api = await buildTestApi(t, dialect)
     const product = await api.createProduct({ name: 'T-Shirt' })
     const variant = await addVariant(api, product.id, { name: 'Red' })
-    const malformed = (id: string) => [
-      'not-a-uuid',
-      '123',
-      `${id}0`,
-      id.slice(1),
-      id.replaceAll('-', ''),
-      encodeURIComponent(`${id}' or '1'='1`),
-    ]
-    for (const id of [randomUUID(), ...malformed(variant.id)]) {
+    for (const id of [randomUUID(), ...malformedIds(variant.id)]) {
       expectNotFound(await api.delete(`/products/${product.id}/variants/${id}`), `variant ${id}`)
     }
-    for (const id of [randomUUID(), ...malformed(product.id)]) {
+    for (const id of [randomUUID(), ...malformedIds(product.id)]) {
       expectNotFound(await api.delete(`/products/${id}/variants/${variant.id}`), `product ${id}`)
     }
     assert.deepEqual((await api.get(`/products/${product.id}/variants`)).json(), {

@@ -71,11 +71,10 @@ async function inject(target: Target, options: InjectOptions): Promise<LightMyRe
     // Not modified: no body, the ETag of the record as it is.
     assert.equal(response.body, '', String(options.url))
     assert.match(String(response.headers.etag), /^"\d+"$/, String(options.url))
-  } else {
-    // Checked as the route that served it: light-my-request resolves dot segments (also %2e).
-    const { pathname, search } = new URL(String(options.url), 'http://localhost')
-    checkAgainstDocument(String(options.method ?? 'GET'), `${pathname}${search}`, response)
   }
+  // Checked as the route that served it: light-my-request resolves dot segments (also %2e).
+  const { pathname, search } = new URL(String(options.url), 'http://localhost')
+  checkAgainstDocument(String(options.method ?? 'GET'), `${pathname}${search}`, response)
   target.statuses.set(response.statusCode, (target.statuses.get(response.statusCode) ?? 0) + 1)
   return response
 }

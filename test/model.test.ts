@@ -205,10 +205,8 @@ async function request(real: Real, store: Store, sent: Sent): Promise<LightMyReq
   if (response.statusCode === 304) {
     // Not modified: no body, and the ETag of what the client holds.
     assert.equal(response.body, '', context)
-  } else {
-    assertContractAnswer(response, context)
-    checkAgainstDocument(method, `${API}${path}`, response)
-  }
+  } else assertContractAnswer(response, context)
+  checkAgainstDocument(method, `${API}${path}`, response)
   const answer = `${response.statusCode}${response.statusCode === 200 || response.statusCode === 304 ? '' : ` ${response.json().error}`}`
   real.answers.set(answer, (real.answers.get(answer) ?? 0) + 1)
   return response

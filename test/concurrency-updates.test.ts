@@ -106,6 +106,58 @@ async function addVariant(server: Server, productId: string, body: Record<string
   return res.json().data
 }
 
+/**
+ * A product with 12 variants at positions 1 to 12, 15 adds to it and deletes of its 10 highest
+ * variants (highest first), and the checks of what they must leave, whatever their order:
+ * distinct default positions above the two kept variants, the product's version counting every
+ * change, and the next default position the highest remaining one plus 1.
+ */
+async function startChurn(server: Server) {
+  const product = await server.api.createProduct({ name: 'Churn' })
+  const originals = []
+  for (let i = 0; i < 12; i++)
+    originals.push(await addVariant(server, product.id, { name: `Old ${i}` }))
+  assert.deepEqual(
+    originals.map((v) => v.position),
+    Array.from({ length: 12 }, (_, i) => i + 1),
+  )
+  const [kept, doomed] = [originals.slice(0, 2), originals.slice(2)]
+  const adds: Send[] = Array.from({ length: 15 }, (_, i) => ({
+    method: 'POST',
+    path: `/products/${product.id}/variants`,
+    body: { name: `New ${i}` },
+  }))
+  const deletes: Send[] = [...doomed].reverse().map((v) => ({
+    method: 'DELETE',
+    path: `/products/${product.id}/variants/${v.id}`,
+  }))
+  const check = async (answers: Answer[]): Promise<any[]> => {
+    assert.equal(answers.length, 25)
+    const records = assertAllOk(answers)
+    const added = records.filter((r) => 'name' in r)
+    assert.equal(added.length, 15)
+    const deleted = records.filter((r) => 'deleted' in r)
+    assert.deepEqual(deleted.map((r) => r.id).sort(), doomed.map((v) => v.id).sort())
+    const positions = added.map((v) => v.position)
+    assert.equal(new Set(positions).size, 15, `positions repeat: ${positions.join(', ')}`)
+    for (const position of positions) {
+      assert.ok(position > 2, `an added variant took position ${position}, which a kept one holds`)
+    }
+    const stored = await readProduct(server, product.id)
+    assert.deepEqual(
+      stored.variants.map((v: any) => v.id).sort(),
+      [...kept, ...added].map((v) => v.id).sort(),
+    )
+    // Created (1), 12 added before, 15 added and 10 deleted during: no change lost.
+    assert.equal(stored.version, 1 + 12 + 15 + 10)
+    const highest = Math.max(...stored.variants.map((v: any) => v.position))
+    const next = await addVariant(server, product.id, { name: 'After' })
+    assert.equal(next.position, highest + 1)
+    return added
+  }
+  return { adds, deletes, check }
+}
+
 const ifMatch = (version: number) => ({ 'if-match': `"${version}"` })
 
 describeEachDialect('concurrent updates and deletes', (dialect) => {
@@ -319,48 +371,32 @@ describeEachDialect('concurrent updates and deletes', (dialect) => {
     assert.equal(stored.version, 1 + N + 1)
   })
 
-  it('gives 15 variants added while 10 others are deleted distinct positions, and counts every change in the product version', async (t) => {
+  it('gives 15 variants added while 10 others are deleted, all 25 sent at once, distinct positions, and counts every change in the product version', async (t) => {
     const server = await startServer(t, dialect)
-    const product = await server.api.createProduct({ name: 'Churn' })
-    const originals = []
-    for (let i = 0; i < 12; i++)
-      originals.push(await addVariant(server, product.id, { name: `Old ${i}` }))
-    assert.deepEqual(
-      originals.map((v) => v.position),
-      Array.from({ length: 12 }, (_, i) => i + 1),
-    )
-    // The two lowest stay; the ten highest go while fifteen arrive.
-    const [kept, doomed] = [originals.slice(0, 2), originals.slice(2)]
-    const adds: Send[] = Array.from({ length: 15 }, (_, i) => ({
-      method: 'POST',
-      path: `/products/${product.id}/variants`,
-      body: { name: `New ${i}` },
-    }))
-    const deletes: Send[] = doomed.map((v) => ({
-      method: 'DELETE',
-      path: `/products/${product.id}/variants/${v.id}`,
-    }))
-    // Interleaved, so that adds and deletes are in flight together.
-    const requests = adds.flatMap((add, i) => (deletes[i] ? [add, deletes[i]!] : [add]))
-    const records = assertAllOk(await server.sendAll(requests))
-    const added = records.filter((r) => 'name' in r)
-    assert.equal(added.length, 15)
-    for (const deleted of records.filter((r) => 'deleted' in r)) assert.equal(deleted.deleted, true)
-    const positions = added.map((v) => v.position)
-    assert.equal(new Set(positions).size, 15, `positions repeat: ${positions.join(', ')}`)
-    for (const position of positions) {
-      assert.ok(position > 2, `an added variant took position ${position}, which a kept one holds`)
+    const churn = await startChurn(server)
+    const answers = await server.sendAll([...churn.adds, ...churn.deletes])
+    await churn.check(answers)
+  })
+
+  it('gives 15 concurrent adds the positions after the highest remaining variant, 8 to 22, while lower variants are deleted among them', async (t) => {
+    const server = await startServer(t, dialect)
+    const churn = await startChurn(server)
+    // The five highest go first, at once; then the adds, all at once, each answer sending one
+    // of the five other deletes. The highest remaining is then 7: the adds take 8 to 22 while
+    // the rest of the deletes land among them.
+    const [first, waiting] = [churn.deletes.slice(0, 5), churn.deletes.slice(5)]
+    const send = async (request: Send): Promise<Answer[]> => {
+      const answer = await server.send(request)
+      const next = waiting.shift()
+      return [answer, ...(next ? await send(next) : [])]
     }
-    const stored = await readProduct(server, product.id)
+    const deleted = await server.sendAll(first)
+    const answers = [...deleted, ...(await Promise.all(churn.adds.map(send))).flat()]
+    const added = await churn.check(answers)
     assert.deepEqual(
-      stored.variants.map((v: any) => v.id).sort(),
-      [...kept, ...added].map((v) => v.id).sort(),
+      added.map((v) => v.position).sort((a, b) => a - b),
+      Array.from({ length: 15 }, (_, i) => i + 8),
     )
-    // Created (1), 12 added before, 15 added and 10 deleted during: no change lost.
-    assert.equal(stored.version, 1 + 12 + 15 + 10)
-    const highest = Math.max(...stored.variants.map((v: any) => v.position))
-    const next = await addVariant(server, product.id, { name: 'After' })
-    assert.equal(next.position, highest + 1)
   })
 
   it('counts every one of 25 concurrent product PATCHes, variant PATCHes and adds in the product version', async (t) => {
@@ -400,6 +436,83 @@ describeEachDialect('concurrent updates and deletes', (dialect) => {
       assert.equal(variant.version, 2)
     }
     assert.equal(stored.variants.length, 15)
+  })
+
+  it('leaves no variant behind when a product is deleted while 24 variants are added and patched on it', async (t) => {
+    const server = await startServer(t, dialect)
+    const product = await server.api.createProduct({ name: 'Vanishing' })
+    const first = await addVariant(server, product.id, { name: 'First', sku: 'GONE-FIRST' })
+    const requests: Send[] = Array.from({ length: 24 }, (_, i) =>
+      i % 4 === 3
+        ? {
+            method: 'PATCH',
+            path: `/products/${product.id}/variants/${first.id}`,
+            body: { name: `First ${i}` },
+          }
+        : {
+            method: 'POST',
+            path: `/products/${product.id}/variants`,
+            body: { name: `V${i}`, sku: `GONE-${i}` },
+          },
+    )
+    // The delete is sent once the first few answers are in, so that adds and patches are done
+    // on both sides of it and some are in flight with it (a bodiless DELETE sent with them
+    // overtakes them all).
+    let answered = 0
+    let deleted: Promise<Answer> | undefined
+    const sending = requests.map(async (request) => {
+      const answer = await server.send(request)
+      if (++answered === 4)
+        deleted = server.send({ method: 'DELETE', path: `/products/${product.id}` })
+      return answer
+    })
+    const answers = await Promise.all(sending)
+    const deletion = await deleted!
+    assert.equal(deletion.statusCode, 200, deletion.body)
+    // Each add or patch ran before the delete (200) or after it (404).
+    const { ok } = partition(answers, { not_found: 404 })
+    assert.ok(ok.length >= 4, `only ${ok.length} adds and patches ran before the delete`)
+    t.diagnostic(`${ok.length} of 24 adds and patches ran before the delete`)
+    expectError(
+      await server.send({ method: 'GET', path: `/products/${product.id}` }),
+      404,
+      'not_found',
+    )
+    // Every variant that was added is gone with its product: its sku finds nothing.
+    for (const sku of ['GONE-FIRST', ...Array.from({ length: 24 }, (_, i) => `GONE-${i}`)]) {
+      const found = await server.send({ method: 'GET', path: `/variants?sku=${sku}` })
+      assert.deepEqual(found.json().data, [], `${sku} outlived its product`)
+    }
+    // And the skus are free again.
+    const other = await server.api.createProduct({ name: 'Heir' })
+    await addVariant(server, other.id, { name: 'Heir', sku: 'GONE-FIRST' })
+  })
+
+  it('lets at most one of 24 concurrent adds take a sku freed by a delete among them; the rest are 409 duplicate_sku', async (t) => {
+    const server = await startServer(t, dialect)
+    const holder = await server.api.createProduct({ name: 'Holder' })
+    const held = await addVariant(server, holder.id, { name: 'Held', sku: 'PASSED-ON' })
+    const products: Record<string, any>[] = []
+    for (let i = 0; i < 4; i++)
+      products.push(await server.api.createProduct({ name: `Taker ${i}` }))
+    const requests: Send[] = Array.from({ length: 24 }, (_, i) => ({
+      method: 'POST',
+      path: `/products/${products[i % products.length]!.id}/variants`,
+      body: { name: `Taker ${i}`, sku: 'PASSED-ON' },
+    }))
+    requests.splice(6, 0, { method: 'DELETE', path: `/products/${holder.id}/variants/${held.id}` })
+    const answers = await server.sendAll(requests)
+    assert.equal(answers[6]!.statusCode, 200, answers[6]!.body)
+    const { ok, refused } = partition(
+      answers.filter((_, i) => i !== 6),
+      { duplicate_sku: 409 },
+    )
+    // Adds that ran before the delete found the sku held; of those after it, one took it.
+    assert.ok(ok.length <= 1, `${ok.length} variants took one sku`)
+    assert.equal(ok.length + (refused.duplicate_sku ?? 0), 24)
+    const found = await server.send({ method: 'GET', path: '/variants?sku=PASSED-ON' })
+    assert.deepEqual(found.json().data, ok)
+    t.diagnostic(ok.length === 1 ? 'an add after the delete took the sku' : 'every add ran first')
   })
 
   it('applies all of 25 concurrent PATCHes of a product without If-Match, last write winning; the version counts the real changes', async (t) => {

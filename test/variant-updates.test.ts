@@ -195,6 +195,22 @@ describeEachDialect('PATCH /products/:id/variants/:variantId', (dialect) => {
     await expectNoChange(subject, await subject.patch(CREATED), 'PATCH of the stored values')
   })
 
+  it('takes its own options in another key order as no change, keeping the stored order', async (t) => {
+    const api = await buildTestApi(t, dialect)
+    const product = await api.createProduct({ name: 'Shirt' })
+    const variant = await addVariant(api, product.id, {
+      name: 'M / Red',
+      options: { size: 'M', color: 'Red' },
+    })
+    await pause()
+    const res = await api.patch(`/products/${product.id}/variants/${variant.id}`, {
+      options: { color: 'Red', size: 'M' },
+    })
+    assert.equal(res.statusCode, 200, res.body)
+    assert.deepEqual(res.json().data, variant)
+    assert.deepEqual(Object.keys(res.json().data.options), ['size', 'color'])
+  })
+
   it('ignores fields it does not define (id, product_id, version, camelCase names)', async (t) => {
     const api = await buildTestApi(t, dialect)
     const subject = await variantSubject(api)

@@ -59,6 +59,15 @@ describeEachDialect('DELETE /products/:id', (dialect) => {
     expectDeleted(await api.delete(`/products/${product.id}`), product.id)
   })
 
+  it('takes a DELETE sent with Content-Type: application/json and no body, as clients do', async (t) => {
+    const api = await buildTestApi(t, dialect)
+    const product = await api.createProduct({ name: 'T-Shirt' })
+    const res = await api.delete(`/products/${product.id}`, {
+      headers: { 'content-type': 'application/json' },
+    })
+    expectDeleted(res, product.id)
+  })
+
   it('removes the product and all its variants from every read', async (t) => {
     const api = await buildTestApi(t, dialect)
     const kept = await api.createProduct({ name: 'Kept' })

@@ -246,8 +246,11 @@ export const ProductWithVariants = Type.Object({
 })
 export type ProductWithVariants = Product & { variants: Variant[] }
 
-const Filter = (description: string) =>
-  Type.Optional(Type.String({ minLength: 1, maxLength: 255, description }))
+/** Text in a query string; NUL, which no stored text holds (nor PostgreSQL takes), is refused. */
+const QueryText = (description: string) =>
+  Type.String({ minLength: 1, maxLength: 255, pattern: '^[^\\u0000]*$', description })
+
+const Filter = (description: string) => Type.Optional(QueryText(description))
 
 export const ListProductsQuery = Type.Object({
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: DEFAULT_PAGE_SIZE })),
@@ -260,9 +263,7 @@ export const ListProductsQuery = Type.Object({
 })
 export type ListProductsQuery = Static<typeof ListProductsQuery>
 
-export const FindVariantsQuery = Type.Object({
-  sku: Type.String({ minLength: 1, description: 'Compared after trimming' }),
-})
+export const FindVariantsQuery = Type.Object({ sku: QueryText('Compared after trimming') })
 export type FindVariantsQuery = Static<typeof FindVariantsQuery>
 
 /** The answers of the routes: the record inside `data`. */

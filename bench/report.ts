@@ -5,6 +5,7 @@ import prettier from 'prettier'
 import type { InstanceFigures } from './instances.js'
 import type { MachineFacts } from './machine.js'
 import type { WindowFigures } from './measure.js'
+import type { ListFilter } from './requests.js'
 import type { ScaleFigures } from './scale.js'
 import { SCENARIO_LABELS, type Scenario, type ScenarioRun } from './scenarios.js'
 import type { SoakFigures } from './soak.js'
@@ -22,12 +23,15 @@ export interface Goal {
   met: boolean | null
 }
 
-/** Issue 3's scale goals for one dialect. */
+/** The scale goals of issues 3 and 14 for one dialect. */
 export interface ScaleGoals {
   dialect: Dialect
   millionProducts: Goal
   sameName: Goal
   deepPage: Goal
+  tagPage: Goal
+  vendorPage: Goal
+  slugPage: Goal
   peakRssAfter100k: Goal
   peakRssAfter1M: Goal
   rssGrowth: Goal
@@ -151,10 +155,19 @@ export function scaleGoals(scale: ScaleFigures, soak: SoakFigures | undefined): 
     millionProducts: goal('req/s ratio', '>=', 0.9, scale.millionProducts.ratio),
     sameName: goal('speed ratio', '>=', 0.9, scale.sameName.speedRatio),
     deepPage: goal('p50 ratio', '<=', 1.5, scale.deepPage.p50Ratio),
+    tagPage: filteredPageGoal(scale, 'tag'),
+    vendorPage: filteredPageGoal(scale, 'vendor'),
+    slugPage: filteredPageGoal(scale, 'slug'),
     peakRssAfter100k: goal('peak RSS', '<=', 150, peak(100_000), ' MiB'),
     peakRssAfter1M: goal('peak RSS', '<=', 150, peak(1_000_000), ' MiB'),
     rssGrowth: goal('RSS growth', '<', 10, soak?.growthPercent ?? null, ' %'),
   }
+}
+
+/** Issue 14: a filtered page of the 1M store costs at most 1.5x the reference page. */
+function filteredPageGoal(scale: ScaleFigures, filter: ListFilter['name']): Goal {
+  const page = scale.filteredPages.filters.find((f) => f.filter.name === filter)
+  return goal('p50 ratio', '<=', 1.5, page?.p50Ratio ?? null)
 }
 
 /** Every window, warm-up, sequence and soak that saw a non-2xx answer or a connection error. */

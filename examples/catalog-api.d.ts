@@ -53,7 +53,7 @@ export interface paths {
     }
     /**
      * Products, newest first, a page at a time
-     * @description Pass the `nextCursor` of a page as `cursor` for the next one, until it is `null`.
+     * @description Pass the `nextCursor` of a page as `cursor` for the next one, until it is `null`. The filters combine: `status`, `slug`, `vendor` and `product_type` compare exactly, `tag` in any case.
      *
      *     Needs an API key with scope `read` or `write`.
      */
@@ -72,6 +72,38 @@ export interface paths {
     patch?: never
     trace?: never
   }
+  '/api/commerce/v1/products/{id}': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /**
+     * A product with its variants
+     * @description Needs an API key with scope `read` or `write`.
+     */
+    get: operations['getProduct']
+    put?: never
+    post?: never
+    /**
+     * Delete a product and its variants
+     * @description Every read of the product and its variants is 404 from then on; their skus are free again. With `If-Match`, only that version is deleted (412 `precondition_failed`).
+     *
+     *     Needs an API key with scope `write`.
+     */
+    delete: operations['deleteProduct']
+    options?: never
+    head?: never
+    /**
+     * Change a product (JSON Merge Patch)
+     * @description A field left out is unchanged, a field sent replaces the stored value (`tags` and `images` whole), `null` clears it; `null` for `name`, `status`, `price` or `slug` is refused. Renaming keeps the slug; `slug` sets it (409 `duplicate_slug` when another product has it). Status changes: draft and active to each other or to archived, archived to draft (archived to active is 409 `invalid_transition`). A patch that changes nothing answers the product as it is, with the same version. With `If-Match`, the change is made only on that version (412 `precondition_failed`).
+     *
+     *     Needs an API key with scope `write`.
+     */
+    patch: operations['updateProduct']
+    trace?: never
+  }
   '/api/commerce/v1/products/{id}/variants': {
     parameters: {
       query?: never
@@ -87,7 +119,7 @@ export interface paths {
     put?: never
     /**
      * Add a variant to a product
-     * @description The price defaults to the product's, the position to one more than the highest of the product's variants. A `sku` is unique in the store (409 `duplicate_sku`); a non-empty `options` set is unique in the product, in any key order (409 `duplicate_options`).
+     * @description The price defaults to the product's, the position to one more than the highest of the product's variants. A `sku` is unique in the store (409 `duplicate_sku`); a non-empty `options` set is unique in the product, in any key order (409 `duplicate_options`). The product's version moves.
      *
      *     Needs an API key with scope `write`.
      */
@@ -98,7 +130,7 @@ export interface paths {
     patch?: never
     trace?: never
   }
-  '/api/commerce/v1/products/{id}': {
+  '/api/commerce/v1/products/{id}/variants/{variantId}': {
     parameters: {
       query?: never
       header?: never
@@ -106,10 +138,44 @@ export interface paths {
       cookie?: never
     }
     /**
-     * A product with its variants
+     * One variant of a product
      * @description Needs an API key with scope `read` or `write`.
      */
-    get: operations['getProduct']
+    get: operations['getVariant']
+    put?: never
+    post?: never
+    /**
+     * Delete a variant
+     * @description Its sku is free again; the product's next default position is one more than the highest remaining, and its version moves. With `If-Match` (the variant's version), only that version is deleted (412 `precondition_failed`).
+     *
+     *     Needs an API key with scope `write`.
+     */
+    delete: operations['deleteVariant']
+    options?: never
+    head?: never
+    /**
+     * Change a variant (JSON Merge Patch)
+     * @description A field left out is unchanged, a field sent replaces the stored value (`options` whole), `null` clears it; `null` for `name`, `price` or `position` is refused. The sku and options rules of a new variant hold. A real change moves the product's version too. With `If-Match` (the variant's version), the change is made only on that version (412 `precondition_failed`).
+     *
+     *     Needs an API key with scope `write`.
+     */
+    patch: operations['updateVariant']
+    trace?: never
+  }
+  '/api/commerce/v1/variants': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /**
+     * The variant of the store with a sku
+     * @description A list of the one variant with this sku (compared after trimming), or `[]`.
+     *
+     *     Needs an API key with scope `read` or `write`.
+     */
+    get: operations['findVariants']
     put?: never
     post?: never
     delete?: never
@@ -224,6 +290,14 @@ export interface operations {
         /** @description nextCursor of the previous page */
         cursor?: string
         status?: 'draft' | 'active' | 'archived'
+        /** @description Only the product with this slug */
+        slug?: string
+        /** @description Only products of this vendor, exactly */
+        vendor?: string
+        /** @description Only products of this type, exactly */
+        product_type?: string
+        /** @description Only products with this tag, in any case */
+        tag?: string
       }
       header?: never
       path?: never
@@ -251,8 +325,21 @@ export interface operations {
            *           "description": "Soft cotton, printed in Lyon.",
            *           "barcode": null,
            *           "taxRate": 20,
+           *           "vendor": "Atelier Lyon",
+           *           "productType": "T-Shirt",
+           *           "tags": [
+           *             "cotton",
+           *             "summer"
+           *           ],
+           *           "images": [
+           *             {
+           *               "url": "https://cdn.example.com/tee-cb.jpg",
+           *               "alt": "The T-shirt, front"
+           *             }
+           *           ],
+           *           "version": 3,
            *           "createdAt": "2026-11-21T10:15:30.123Z",
-           *           "updatedAt": "2026-11-21T10:15:30.123Z"
+           *           "updatedAt": "2026-11-21T10:16:02.481Z"
            *         }
            *       ],
            *       "nextCursor": "WyIyMDI2LTExLTIxVDEwOjE1OjMwLjEyM1oiLCIwMTlhYTlhNC02ZjJlLTdjNDEtOWIwZC0zZjVlMmE4YzFkNzAiXQ"
@@ -278,6 +365,17 @@ export interface operations {
               barcode: string | null
               /** @description VAT rate, in percent */
               taxRate: number | null
+              vendor: string | null
+              productType: string | null
+              /** @description In the order sent; [] when none */
+              tags: string[]
+              /** @description In the order sent; [] when none */
+              images: {
+                url: string
+                alt: string | null
+              }[]
+              /** @description 1 at creation, plus 1 for each change (a product's also for each change of its variants); the ETag header carries it */
+              version: number
               /**
                * Format: date-time
                * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:15:30.123Z
@@ -354,7 +452,7 @@ export interface operations {
     parameters: {
       query?: never
       header?: {
-        /** @description Makes the request safe to retry: a retry with the same key (24 hours by default) gets the first answer again, with Idempotent-Replayed: true, and creates nothing. 1 to 255 printable ASCII characters, e.g. a UUID. */
+        /** @description Makes the request safe to retry: a retry with the same key (24 hours by default) gets the first answer again, with Idempotent-Replayed: true, and changes nothing. 1 to 255 printable ASCII characters, e.g. a UUID. */
         'idempotency-key'?: string
       }
       path?: never
@@ -370,7 +468,12 @@ export interface operations {
          *       "price": 19.99,
          *       "compare_at_price": 24.99,
          *       "sku": "TEE-CB",
-         *       "tax_rate": 20
+         *       "tax_rate": 20,
+         *       "vendor": "Atelier Lyon",
+         *       "tags": [
+         *         "cotton",
+         *         "summer"
+         *       ]
          *     }
          */
         'application/json': {
@@ -386,6 +489,19 @@ export interface operations {
           sku?: string | null
           barcode?: string | null
           tax_rate?: number | null
+          /** @description Trimmed first */
+          vendor?: string | null
+          /** @description Trimmed first */
+          product_type?: string | null
+          /** @description Each trimmed; a tag equal to an earlier one but for case is dropped, the first spelling kept */
+          tags?: string[] | null
+          images?:
+            | {
+                /** @description An absolute http:// or https:// URL */
+                url: string
+                alt?: string | null
+              }[]
+            | null
         }
       }
     }
@@ -393,6 +509,8 @@ export interface operations {
       /** @description The product */
       200: {
         headers: {
+          /** @description The version of the record, quoted: "7". Send it back in If-Match or If-None-Match */
+          ETag?: string
           [name: string]: unknown
         }
         content: {
@@ -409,8 +527,21 @@ export interface operations {
            *         "description": "Soft cotton, printed in Lyon.",
            *         "barcode": null,
            *         "taxRate": 20,
+           *         "vendor": "Atelier Lyon",
+           *         "productType": "T-Shirt",
+           *         "tags": [
+           *           "cotton",
+           *           "summer"
+           *         ],
+           *         "images": [
+           *           {
+           *             "url": "https://cdn.example.com/tee-cb.jpg",
+           *             "alt": "The T-shirt, front"
+           *           }
+           *         ],
+           *         "version": 3,
            *         "createdAt": "2026-11-21T10:15:30.123Z",
-           *         "updatedAt": "2026-11-21T10:15:30.123Z"
+           *         "updatedAt": "2026-11-21T10:16:02.481Z"
            *       }
            *     }
            */
@@ -434,6 +565,17 @@ export interface operations {
               barcode: string | null
               /** @description VAT rate, in percent */
               taxRate: number | null
+              vendor: string | null
+              productType: string | null
+              /** @description In the order sent; [] when none */
+              tags: string[]
+              /** @description In the order sent; [] when none */
+              images: {
+                url: string
+                alt: string | null
+              }[]
+              /** @description 1 at creation, plus 1 for each change (a product's also for each change of its variants); the ETag header carries it */
+              version: number
               /**
                * Format: date-time
                * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:15:30.123Z
@@ -475,8 +617,668 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody']
         }
       }
-      /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
+      /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
       409: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `payload_too_large`: the body is over the size limit (256 KiB unless configured) */
+      413: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `unsupported_media_type`: the body is not sent as application/json */
+      415: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `idempotency_key_reused`: the Idempotency-Key was used before with a different request */
+      422: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `rate_limited`: the key has used up its requests for the current minute */
+      429: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `internal_error`: anything unexpected (logged with the request id) */
+      500: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `unavailable`: the database is unreachable, or the service is shutting down */
+      503: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+    }
+  }
+  getProduct: {
+    parameters: {
+      query?: never
+      header?: {
+        /** @description Answer 304 without a body if the record is still at one of these versions (`"7"`, a list, or `*`). */
+        'if-none-match'?: string
+      }
+      path: {
+        /** @description Product id (UUID) */
+        id: string
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description The product with its variants */
+      200: {
+        headers: {
+          /** @description The version of the record, quoted: "7". Send it back in If-Match or If-None-Match */
+          ETag?: string
+          [name: string]: unknown
+        }
+        content: {
+          /**
+           * @example {
+           *       "data": {
+           *         "id": "019aa9a4-6f2e-7c41-9b0d-3f5e2a8c1d70",
+           *         "name": "Crème Brûlée T-Shirt",
+           *         "slug": "creme-brulee-t-shirt",
+           *         "status": "active",
+           *         "price": 19.99,
+           *         "compareAtPrice": 24.99,
+           *         "sku": "TEE-CB",
+           *         "description": "Soft cotton, printed in Lyon.",
+           *         "barcode": null,
+           *         "taxRate": 20,
+           *         "vendor": "Atelier Lyon",
+           *         "productType": "T-Shirt",
+           *         "tags": [
+           *           "cotton",
+           *           "summer"
+           *         ],
+           *         "images": [
+           *           {
+           *             "url": "https://cdn.example.com/tee-cb.jpg",
+           *             "alt": "The T-shirt, front"
+           *           }
+           *         ],
+           *         "version": 3,
+           *         "createdAt": "2026-11-21T10:15:30.123Z",
+           *         "updatedAt": "2026-11-21T10:16:02.481Z",
+           *         "variants": [
+           *           {
+           *             "id": "019aa9a5-0b31-7e09-8d4a-6c2f90b1e3a5",
+           *             "productId": "019aa9a4-6f2e-7c41-9b0d-3f5e2a8c1d70",
+           *             "name": "M / Red",
+           *             "sku": "TEE-CB-M-RED",
+           *             "barcode": null,
+           *             "price": 21.5,
+           *             "compareAtPrice": null,
+           *             "options": {
+           *               "size": "M",
+           *               "color": "red"
+           *             },
+           *             "position": 1,
+           *             "weightGrams": 180,
+           *             "version": 1,
+           *             "createdAt": "2026-11-21T10:16:02.481Z",
+           *             "updatedAt": "2026-11-21T10:16:02.481Z"
+           *           }
+           *         ]
+           *       }
+           *     }
+           */
+          'application/json': {
+            data: {
+              /**
+               * Format: uuid
+               * @description Assigned by the service (UUIDv7, lowercase)
+               */
+              id: string
+              name: string
+              /** @description Made from the name, unique in the store (t-shirt, t-shirt-2, ...) */
+              slug: string
+              /** @enum {string} */
+              status: 'draft' | 'active' | 'archived'
+              /** @description 0 when not sent */
+              price: number
+              compareAtPrice: number | null
+              sku: string | null
+              description: string | null
+              barcode: string | null
+              /** @description VAT rate, in percent */
+              taxRate: number | null
+              vendor: string | null
+              productType: string | null
+              /** @description In the order sent; [] when none */
+              tags: string[]
+              /** @description In the order sent; [] when none */
+              images: {
+                url: string
+                alt: string | null
+              }[]
+              /** @description 1 at creation, plus 1 for each change (a product's also for each change of its variants); the ETag header carries it */
+              version: number
+              /**
+               * Format: date-time
+               * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:15:30.123Z
+               */
+              createdAt: string
+              /**
+               * Format: date-time
+               * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:15:30.123Z
+               */
+              updatedAt: string
+              /** @description By position, then creation */
+              variants: {
+                /** Format: uuid */
+                id: string
+                /** Format: uuid */
+                productId: string
+                name: string
+                /** @description Unique among the variants of the store */
+                sku: string | null
+                barcode: string | null
+                /** @description The product's price when not sent */
+                price: number
+                compareAtPrice: number | null
+                /** @description As sent; {} when not sent */
+                options: {
+                  [key: string]: string
+                }
+                /** @description When not sent: one more than the highest of the product's variants, or 1 */
+                position: number
+                weightGrams: number | null
+                /** @description 1 at creation, plus 1 for each change (a product's also for each change of its variants); the ETag header carries it */
+                version: number
+                /**
+                 * Format: date-time
+                 * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:15:30.123Z
+                 */
+                createdAt: string
+                /**
+                 * Format: date-time
+                 * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:15:30.123Z
+                 */
+                updatedAt: string
+              }[]
+            }
+          }
+        }
+      }
+      /** @description Not modified: the version named in If-None-Match is the current one */
+      304: {
+        headers: {
+          /** @description The version of the record, quoted: "7". Send it back in If-Match or If-None-Match */
+          ETag?: string
+          [name: string]: unknown
+        }
+        content?: never
+      }
+      /** @description `unauthorized`: no Authorization header, not Bearer, or an unknown, malformed or revoked key */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `forbidden`: the key lacks the scope the route needs */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `not_found`: unknown, malformed or another store's product or variant id */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `rate_limited`: the key has used up its requests for the current minute */
+      429: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `internal_error`: anything unexpected (logged with the request id) */
+      500: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `unavailable`: the database is unreachable, or the service is shutting down */
+      503: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+    }
+  }
+  deleteProduct: {
+    parameters: {
+      query?: never
+      header?: {
+        /** @description Makes the request safe to retry: a retry with the same key (24 hours by default) gets the first answer again, with Idempotent-Replayed: true, and changes nothing. 1 to 255 printable ASCII characters, e.g. a UUID. */
+        'idempotency-key'?: string
+        /** @description Run the write only if the record is at one of these versions: `"7"`, `"7", "8"` or `*`. Otherwise 412 precondition_failed and nothing changes. Weak tags (W/"7") never match. */
+        'if-match'?: string
+      }
+      path: {
+        /** @description Product id (UUID) */
+        id: string
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description The record is deleted: every read of it is 404 from now on */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          /**
+           * @example {
+           *       "data": {
+           *         "id": "019aa9a4-6f2e-7c41-9b0d-3f5e2a8c1d70",
+           *         "deleted": true
+           *       }
+           *     }
+           */
+          'application/json': {
+            data: {
+              /** Format: uuid */
+              id: string
+              /** @enum {boolean} */
+              deleted: true
+            }
+          }
+        }
+      }
+      /** @description `invalid_json`: the body is not valid JSON, or is empty; `bad_request`: the bytes received are not valid HTTP (the connection is closed); `validation_failed`: a field is missing, of the wrong type or out of bounds; one detail per problem */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `unauthorized`: no Authorization header, not Bearer, or an unknown, malformed or revoked key */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `forbidden`: the key lacks the scope the route needs */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `not_found`: unknown, malformed or another store's product or variant id */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
+      409: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `precondition_failed`: If-Match names no current version of the record; nothing was changed */
+      412: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `payload_too_large`: the body is over the size limit (256 KiB unless configured) */
+      413: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `unsupported_media_type`: the body is not sent as application/json */
+      415: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `idempotency_key_reused`: the Idempotency-Key was used before with a different request */
+      422: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `rate_limited`: the key has used up its requests for the current minute */
+      429: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `internal_error`: anything unexpected (logged with the request id) */
+      500: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `unavailable`: the database is unreachable, or the service is shutting down */
+      503: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+    }
+  }
+  updateProduct: {
+    parameters: {
+      query?: never
+      header?: {
+        /** @description Makes the request safe to retry: a retry with the same key (24 hours by default) gets the first answer again, with Idempotent-Replayed: true, and changes nothing. 1 to 255 printable ASCII characters, e.g. a UUID. */
+        'idempotency-key'?: string
+        /** @description Run the write only if the record is at one of these versions: `"7"`, `"7", "8"` or `*`. Otherwise 412 precondition_failed and nothing changes. Weak tags (W/"7") never match. */
+        'if-match'?: string
+      }
+      path: {
+        /** @description Product id (UUID) */
+        id: string
+      }
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "price": 17.5,
+         *       "compare_at_price": 19.99,
+         *       "tags": [
+         *         "cotton",
+         *         "sale"
+         *       ]
+         *     }
+         */
+        'application/json': {
+          /** @description Trimmed first */
+          name?: string
+          /** @description Lowercase a-z and 0-9, single dashes between them; unique in the store */
+          slug?: string
+          description?: string | null
+          /** @enum {string} */
+          status?: 'draft' | 'active' | 'archived'
+          /** @description At most 4 decimal places; returned exactly as sent */
+          price?: number
+          /** @description At most 4 decimal places; returned exactly as sent */
+          compare_at_price?: number | null
+          sku?: string | null
+          barcode?: string | null
+          tax_rate?: number | null
+          /** @description Trimmed first */
+          vendor?: string | null
+          /** @description Trimmed first */
+          product_type?: string | null
+          /** @description Each trimmed; a tag equal to an earlier one but for case is dropped, the first spelling kept */
+          tags?: string[] | null
+          images?:
+            | {
+                /** @description An absolute http:// or https:// URL */
+                url: string
+                alt?: string | null
+              }[]
+            | null
+        }
+        /**
+         * @example {
+         *       "price": 17.5,
+         *       "compare_at_price": 19.99,
+         *       "tags": [
+         *         "cotton",
+         *         "sale"
+         *       ]
+         *     }
+         */
+        'application/merge-patch+json': {
+          /** @description Trimmed first */
+          name?: string
+          /** @description Lowercase a-z and 0-9, single dashes between them; unique in the store */
+          slug?: string
+          description?: string | null
+          /** @enum {string} */
+          status?: 'draft' | 'active' | 'archived'
+          /** @description At most 4 decimal places; returned exactly as sent */
+          price?: number
+          /** @description At most 4 decimal places; returned exactly as sent */
+          compare_at_price?: number | null
+          sku?: string | null
+          barcode?: string | null
+          tax_rate?: number | null
+          /** @description Trimmed first */
+          vendor?: string | null
+          /** @description Trimmed first */
+          product_type?: string | null
+          /** @description Each trimmed; a tag equal to an earlier one but for case is dropped, the first spelling kept */
+          tags?: string[] | null
+          images?:
+            | {
+                /** @description An absolute http:// or https:// URL */
+                url: string
+                alt?: string | null
+              }[]
+            | null
+        }
+      }
+    }
+    responses: {
+      /** @description The product */
+      200: {
+        headers: {
+          /** @description The version of the record, quoted: "7". Send it back in If-Match or If-None-Match */
+          ETag?: string
+          [name: string]: unknown
+        }
+        content: {
+          /**
+           * @example {
+           *       "data": {
+           *         "id": "019aa9a4-6f2e-7c41-9b0d-3f5e2a8c1d70",
+           *         "name": "Crème Brûlée T-Shirt",
+           *         "slug": "creme-brulee-t-shirt",
+           *         "status": "active",
+           *         "price": 19.99,
+           *         "compareAtPrice": 24.99,
+           *         "sku": "TEE-CB",
+           *         "description": "Soft cotton, printed in Lyon.",
+           *         "barcode": null,
+           *         "taxRate": 20,
+           *         "vendor": "Atelier Lyon",
+           *         "productType": "T-Shirt",
+           *         "tags": [
+           *           "cotton",
+           *           "summer"
+           *         ],
+           *         "images": [
+           *           {
+           *             "url": "https://cdn.example.com/tee-cb.jpg",
+           *             "alt": "The T-shirt, front"
+           *           }
+           *         ],
+           *         "version": 3,
+           *         "createdAt": "2026-11-21T10:15:30.123Z",
+           *         "updatedAt": "2026-11-21T10:16:02.481Z"
+           *       }
+           *     }
+           */
+          'application/json': {
+            data: {
+              /**
+               * Format: uuid
+               * @description Assigned by the service (UUIDv7, lowercase)
+               */
+              id: string
+              name: string
+              /** @description Made from the name, unique in the store (t-shirt, t-shirt-2, ...) */
+              slug: string
+              /** @enum {string} */
+              status: 'draft' | 'active' | 'archived'
+              /** @description 0 when not sent */
+              price: number
+              compareAtPrice: number | null
+              sku: string | null
+              description: string | null
+              barcode: string | null
+              /** @description VAT rate, in percent */
+              taxRate: number | null
+              vendor: string | null
+              productType: string | null
+              /** @description In the order sent; [] when none */
+              tags: string[]
+              /** @description In the order sent; [] when none */
+              images: {
+                url: string
+                alt: string | null
+              }[]
+              /** @description 1 at creation, plus 1 for each change (a product's also for each change of its variants); the ETag header carries it */
+              version: number
+              /**
+               * Format: date-time
+               * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:15:30.123Z
+               */
+              createdAt: string
+              /**
+               * Format: date-time
+               * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:15:30.123Z
+               */
+              updatedAt: string
+            }
+          }
+        }
+      }
+      /** @description `invalid_json`: the body is not valid JSON, or is empty; `bad_request`: the bytes received are not valid HTTP (the connection is closed); `validation_failed`: a field is missing, of the wrong type or out of bounds; one detail per problem */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `unauthorized`: no Authorization header, not Bearer, or an unknown, malformed or revoked key */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `forbidden`: the key lacks the scope the route needs */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `not_found`: unknown, malformed or another store's product or variant id */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
+      409: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `precondition_failed`: If-Match names no current version of the record; nothing was changed */
+      412: {
         headers: {
           [name: string]: unknown
         }
@@ -574,6 +1376,8 @@ export interface operations {
            *             "color": "red"
            *           },
            *           "position": 1,
+           *           "weightGrams": 180,
+           *           "version": 1,
            *           "createdAt": "2026-11-21T10:16:02.481Z",
            *           "updatedAt": "2026-11-21T10:16:02.481Z"
            *         }
@@ -599,6 +1403,9 @@ export interface operations {
               }
               /** @description When not sent: one more than the highest of the product's variants, or 1 */
               position: number
+              weightGrams: number | null
+              /** @description 1 at creation, plus 1 for each change (a product's also for each change of its variants); the ETag header carries it */
+              version: number
               /**
                * Format: date-time
                * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:15:30.123Z
@@ -631,7 +1438,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody']
         }
       }
-      /** @description `not_found`: unknown, malformed or another store's product id */
+      /** @description `not_found`: unknown, malformed or another store's product or variant id */
       404: {
         headers: {
           [name: string]: unknown
@@ -673,7 +1480,7 @@ export interface operations {
     parameters: {
       query?: never
       header?: {
-        /** @description Makes the request safe to retry: a retry with the same key (24 hours by default) gets the first answer again, with Idempotent-Replayed: true, and creates nothing. 1 to 255 printable ASCII characters, e.g. a UUID. */
+        /** @description Makes the request safe to retry: a retry with the same key (24 hours by default) gets the first answer again, with Idempotent-Replayed: true, and changes nothing. 1 to 255 printable ASCII characters, e.g. a UUID. */
         'idempotency-key'?: string
       }
       path: {
@@ -709,6 +1516,7 @@ export interface operations {
             [key: string]: string
           } | null
           position?: number | null
+          weight_grams?: number | null
         }
       }
     }
@@ -716,6 +1524,8 @@ export interface operations {
       /** @description The variant */
       200: {
         headers: {
+          /** @description The version of the record, quoted: "7". Send it back in If-Match or If-None-Match */
+          ETag?: string
           [name: string]: unknown
         }
         content: {
@@ -734,6 +1544,8 @@ export interface operations {
            *           "color": "red"
            *         },
            *         "position": 1,
+           *         "weightGrams": 180,
+           *         "version": 1,
            *         "createdAt": "2026-11-21T10:16:02.481Z",
            *         "updatedAt": "2026-11-21T10:16:02.481Z"
            *       }
@@ -758,6 +1570,9 @@ export interface operations {
               }
               /** @description When not sent: one more than the highest of the product's variants, or 1 */
               position: number
+              weightGrams: number | null
+              /** @description 1 at creation, plus 1 for each change (a product's also for each change of its variants); the ETag header carries it */
+              version: number
               /**
                * Format: date-time
                * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:15:30.123Z
@@ -799,7 +1614,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody']
         }
       }
-      /** @description `not_found`: unknown, malformed or another store's product id */
+      /** @description `not_found`: unknown, malformed or another store's product or variant id */
       404: {
         headers: {
           [name: string]: unknown
@@ -808,7 +1623,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody']
         }
       }
-      /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
+      /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
       409: {
         headers: {
           [name: string]: unknown
@@ -873,80 +1688,75 @@ export interface operations {
       }
     }
   }
-  getProduct: {
+  getVariant: {
     parameters: {
       query?: never
-      header?: never
+      header?: {
+        /** @description Answer 304 without a body if the record is still at one of these versions (`"7"`, a list, or `*`). */
+        'if-none-match'?: string
+      }
       path: {
         /** @description Product id (UUID) */
         id: string
+        /** @description Variant id (UUID), of a variant of that product */
+        variantId: string
       }
       cookie?: never
     }
     requestBody?: never
     responses: {
-      /** @description The product with its variants */
+      /** @description The variant */
       200: {
         headers: {
+          /** @description The version of the record, quoted: "7". Send it back in If-Match or If-None-Match */
+          ETag?: string
           [name: string]: unknown
         }
         content: {
           /**
            * @example {
            *       "data": {
-           *         "id": "019aa9a4-6f2e-7c41-9b0d-3f5e2a8c1d70",
-           *         "name": "Crème Brûlée T-Shirt",
-           *         "slug": "creme-brulee-t-shirt",
-           *         "status": "active",
-           *         "price": 19.99,
-           *         "compareAtPrice": 24.99,
-           *         "sku": "TEE-CB",
-           *         "description": "Soft cotton, printed in Lyon.",
+           *         "id": "019aa9a5-0b31-7e09-8d4a-6c2f90b1e3a5",
+           *         "productId": "019aa9a4-6f2e-7c41-9b0d-3f5e2a8c1d70",
+           *         "name": "M / Red",
+           *         "sku": "TEE-CB-M-RED",
            *         "barcode": null,
-           *         "taxRate": 20,
-           *         "createdAt": "2026-11-21T10:15:30.123Z",
-           *         "updatedAt": "2026-11-21T10:15:30.123Z",
-           *         "variants": [
-           *           {
-           *             "id": "019aa9a5-0b31-7e09-8d4a-6c2f90b1e3a5",
-           *             "productId": "019aa9a4-6f2e-7c41-9b0d-3f5e2a8c1d70",
-           *             "name": "M / Red",
-           *             "sku": "TEE-CB-M-RED",
-           *             "barcode": null,
-           *             "price": 21.5,
-           *             "compareAtPrice": null,
-           *             "options": {
-           *               "size": "M",
-           *               "color": "red"
-           *             },
-           *             "position": 1,
-           *             "createdAt": "2026-11-21T10:16:02.481Z",
-           *             "updatedAt": "2026-11-21T10:16:02.481Z"
-           *           }
-           *         ]
+           *         "price": 21.5,
+           *         "compareAtPrice": null,
+           *         "options": {
+           *           "size": "M",
+           *           "color": "red"
+           *         },
+           *         "position": 1,
+           *         "weightGrams": 180,
+           *         "version": 1,
+           *         "createdAt": "2026-11-21T10:16:02.481Z",
+           *         "updatedAt": "2026-11-21T10:16:02.481Z"
            *       }
            *     }
            */
           'application/json': {
             data: {
-              /**
-               * Format: uuid
-               * @description Assigned by the service (UUIDv7, lowercase)
-               */
+              /** Format: uuid */
               id: string
+              /** Format: uuid */
+              productId: string
               name: string
-              /** @description Made from the name, unique in the store (t-shirt, t-shirt-2, ...) */
-              slug: string
-              /** @enum {string} */
-              status: 'draft' | 'active' | 'archived'
-              /** @description 0 when not sent */
+              /** @description Unique among the variants of the store */
+              sku: string | null
+              barcode: string | null
+              /** @description The product's price when not sent */
               price: number
               compareAtPrice: number | null
-              sku: string | null
-              description: string | null
-              barcode: string | null
-              /** @description VAT rate, in percent */
-              taxRate: number | null
+              /** @description As sent; {} when not sent */
+              options: {
+                [key: string]: string
+              }
+              /** @description When not sent: one more than the highest of the product's variants, or 1 */
+              position: number
+              weightGrams: number | null
+              /** @description 1 at creation, plus 1 for each change (a product's also for each change of its variants); the ETag header carries it */
+              version: number
               /**
                * Format: date-time
                * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:15:30.123Z
@@ -957,38 +1767,125 @@ export interface operations {
                * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:15:30.123Z
                */
               updatedAt: string
-              /** @description By position, then creation */
-              variants: {
-                /** Format: uuid */
-                id: string
-                /** Format: uuid */
-                productId: string
-                name: string
-                /** @description Unique among the variants of the store */
-                sku: string | null
-                barcode: string | null
-                /** @description The product's price when not sent */
-                price: number
-                compareAtPrice: number | null
-                /** @description As sent; {} when not sent */
-                options: {
-                  [key: string]: string
-                }
-                /** @description When not sent: one more than the highest of the product's variants, or 1 */
-                position: number
-                /**
-                 * Format: date-time
-                 * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:15:30.123Z
-                 */
-                createdAt: string
-                /**
-                 * Format: date-time
-                 * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:15:30.123Z
-                 */
-                updatedAt: string
-              }[]
             }
           }
+        }
+      }
+      /** @description Not modified: the version named in If-None-Match is the current one */
+      304: {
+        headers: {
+          /** @description The version of the record, quoted: "7". Send it back in If-Match or If-None-Match */
+          ETag?: string
+          [name: string]: unknown
+        }
+        content?: never
+      }
+      /** @description `unauthorized`: no Authorization header, not Bearer, or an unknown, malformed or revoked key */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `forbidden`: the key lacks the scope the route needs */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `not_found`: unknown, malformed or another store's product or variant id */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `rate_limited`: the key has used up its requests for the current minute */
+      429: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `internal_error`: anything unexpected (logged with the request id) */
+      500: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `unavailable`: the database is unreachable, or the service is shutting down */
+      503: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+    }
+  }
+  deleteVariant: {
+    parameters: {
+      query?: never
+      header?: {
+        /** @description Makes the request safe to retry: a retry with the same key (24 hours by default) gets the first answer again, with Idempotent-Replayed: true, and changes nothing. 1 to 255 printable ASCII characters, e.g. a UUID. */
+        'idempotency-key'?: string
+        /** @description Run the write only if the record is at one of these versions: `"7"`, `"7", "8"` or `*`. Otherwise 412 precondition_failed and nothing changes. Weak tags (W/"7") never match. */
+        'if-match'?: string
+      }
+      path: {
+        /** @description Product id (UUID) */
+        id: string
+        /** @description Variant id (UUID), of a variant of that product */
+        variantId: string
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description The record is deleted: every read of it is 404 from now on */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          /**
+           * @example {
+           *       "data": {
+           *         "id": "019aa9a4-6f2e-7c41-9b0d-3f5e2a8c1d70",
+           *         "deleted": true
+           *       }
+           *     }
+           */
+          'application/json': {
+            data: {
+              /** Format: uuid */
+              id: string
+              /** @enum {boolean} */
+              deleted: true
+            }
+          }
+        }
+      }
+      /** @description `invalid_json`: the body is not valid JSON, or is empty; `bad_request`: the bytes received are not valid HTTP (the connection is closed); `validation_failed`: a field is missing, of the wrong type or out of bounds; one detail per problem */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
         }
       }
       /** @description `unauthorized`: no Authorization header, not Bearer, or an unknown, malformed or revoked key */
@@ -1009,8 +1906,429 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody']
         }
       }
-      /** @description `not_found`: unknown, malformed or another store's product id */
+      /** @description `not_found`: unknown, malformed or another store's product or variant id */
       404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
+      409: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `precondition_failed`: If-Match names no current version of the record; nothing was changed */
+      412: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `payload_too_large`: the body is over the size limit (256 KiB unless configured) */
+      413: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `unsupported_media_type`: the body is not sent as application/json */
+      415: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `idempotency_key_reused`: the Idempotency-Key was used before with a different request */
+      422: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `rate_limited`: the key has used up its requests for the current minute */
+      429: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `internal_error`: anything unexpected (logged with the request id) */
+      500: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `unavailable`: the database is unreachable, or the service is shutting down */
+      503: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+    }
+  }
+  updateVariant: {
+    parameters: {
+      query?: never
+      header?: {
+        /** @description Makes the request safe to retry: a retry with the same key (24 hours by default) gets the first answer again, with Idempotent-Replayed: true, and changes nothing. 1 to 255 printable ASCII characters, e.g. a UUID. */
+        'idempotency-key'?: string
+        /** @description Run the write only if the record is at one of these versions: `"7"`, `"7", "8"` or `*`. Otherwise 412 precondition_failed and nothing changes. Weak tags (W/"7") never match. */
+        'if-match'?: string
+      }
+      path: {
+        /** @description Product id (UUID) */
+        id: string
+        /** @description Variant id (UUID), of a variant of that product */
+        variantId: string
+      }
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "sku": "TEE-CB-M-RED-2",
+         *       "weight_grams": 180
+         *     }
+         */
+        'application/json': {
+          /** @description Trimmed first */
+          name?: string
+          sku?: string | null
+          barcode?: string | null
+          /** @description At most 4 decimal places; returned exactly as sent */
+          price?: number
+          /** @description At most 4 decimal places; returned exactly as sent */
+          compare_at_price?: number | null
+          /** @description Option name to chosen value, e.g. {"size": "M", "color": "red"} */
+          options?: {
+            [key: string]: string
+          } | null
+          position?: number
+          weight_grams?: number | null
+        }
+        /**
+         * @example {
+         *       "sku": "TEE-CB-M-RED-2",
+         *       "weight_grams": 180
+         *     }
+         */
+        'application/merge-patch+json': {
+          /** @description Trimmed first */
+          name?: string
+          sku?: string | null
+          barcode?: string | null
+          /** @description At most 4 decimal places; returned exactly as sent */
+          price?: number
+          /** @description At most 4 decimal places; returned exactly as sent */
+          compare_at_price?: number | null
+          /** @description Option name to chosen value, e.g. {"size": "M", "color": "red"} */
+          options?: {
+            [key: string]: string
+          } | null
+          position?: number
+          weight_grams?: number | null
+        }
+      }
+    }
+    responses: {
+      /** @description The variant */
+      200: {
+        headers: {
+          /** @description The version of the record, quoted: "7". Send it back in If-Match or If-None-Match */
+          ETag?: string
+          [name: string]: unknown
+        }
+        content: {
+          /**
+           * @example {
+           *       "data": {
+           *         "id": "019aa9a5-0b31-7e09-8d4a-6c2f90b1e3a5",
+           *         "productId": "019aa9a4-6f2e-7c41-9b0d-3f5e2a8c1d70",
+           *         "name": "M / Red",
+           *         "sku": "TEE-CB-M-RED",
+           *         "barcode": null,
+           *         "price": 21.5,
+           *         "compareAtPrice": null,
+           *         "options": {
+           *           "size": "M",
+           *           "color": "red"
+           *         },
+           *         "position": 1,
+           *         "weightGrams": 180,
+           *         "version": 1,
+           *         "createdAt": "2026-11-21T10:16:02.481Z",
+           *         "updatedAt": "2026-11-21T10:16:02.481Z"
+           *       }
+           *     }
+           */
+          'application/json': {
+            data: {
+              /** Format: uuid */
+              id: string
+              /** Format: uuid */
+              productId: string
+              name: string
+              /** @description Unique among the variants of the store */
+              sku: string | null
+              barcode: string | null
+              /** @description The product's price when not sent */
+              price: number
+              compareAtPrice: number | null
+              /** @description As sent; {} when not sent */
+              options: {
+                [key: string]: string
+              }
+              /** @description When not sent: one more than the highest of the product's variants, or 1 */
+              position: number
+              weightGrams: number | null
+              /** @description 1 at creation, plus 1 for each change (a product's also for each change of its variants); the ETag header carries it */
+              version: number
+              /**
+               * Format: date-time
+               * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:15:30.123Z
+               */
+              createdAt: string
+              /**
+               * Format: date-time
+               * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:15:30.123Z
+               */
+              updatedAt: string
+            }
+          }
+        }
+      }
+      /** @description `invalid_json`: the body is not valid JSON, or is empty; `bad_request`: the bytes received are not valid HTTP (the connection is closed); `validation_failed`: a field is missing, of the wrong type or out of bounds; one detail per problem */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `unauthorized`: no Authorization header, not Bearer, or an unknown, malformed or revoked key */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `forbidden`: the key lacks the scope the route needs */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `not_found`: unknown, malformed or another store's product or variant id */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
+      409: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `precondition_failed`: If-Match names no current version of the record; nothing was changed */
+      412: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `payload_too_large`: the body is over the size limit (256 KiB unless configured) */
+      413: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `unsupported_media_type`: the body is not sent as application/json */
+      415: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `idempotency_key_reused`: the Idempotency-Key was used before with a different request */
+      422: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `rate_limited`: the key has used up its requests for the current minute */
+      429: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `internal_error`: anything unexpected (logged with the request id) */
+      500: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `unavailable`: the database is unreachable, or the service is shutting down */
+      503: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+    }
+  }
+  findVariants: {
+    parameters: {
+      query: {
+        /** @description Compared after trimming */
+        sku: string
+      }
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description The product's variants */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          /**
+           * @example {
+           *       "data": [
+           *         {
+           *           "id": "019aa9a5-0b31-7e09-8d4a-6c2f90b1e3a5",
+           *           "productId": "019aa9a4-6f2e-7c41-9b0d-3f5e2a8c1d70",
+           *           "name": "M / Red",
+           *           "sku": "TEE-CB-M-RED",
+           *           "barcode": null,
+           *           "price": 21.5,
+           *           "compareAtPrice": null,
+           *           "options": {
+           *             "size": "M",
+           *             "color": "red"
+           *           },
+           *           "position": 1,
+           *           "weightGrams": 180,
+           *           "version": 1,
+           *           "createdAt": "2026-11-21T10:16:02.481Z",
+           *           "updatedAt": "2026-11-21T10:16:02.481Z"
+           *         }
+           *       ]
+           *     }
+           */
+          'application/json': {
+            data: {
+              /** Format: uuid */
+              id: string
+              /** Format: uuid */
+              productId: string
+              name: string
+              /** @description Unique among the variants of the store */
+              sku: string | null
+              barcode: string | null
+              /** @description The product's price when not sent */
+              price: number
+              compareAtPrice: number | null
+              /** @description As sent; {} when not sent */
+              options: {
+                [key: string]: string
+              }
+              /** @description When not sent: one more than the highest of the product's variants, or 1 */
+              position: number
+              weightGrams: number | null
+              /** @description 1 at creation, plus 1 for each change (a product's also for each change of its variants); the ETag header carries it */
+              version: number
+              /**
+               * Format: date-time
+               * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:15:30.123Z
+               */
+              createdAt: string
+              /**
+               * Format: date-time
+               * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:15:30.123Z
+               */
+              updatedAt: string
+            }[]
+          }
+        }
+      }
+      /** @description `invalid_json`: the body is not valid JSON, or is empty; `bad_request`: the bytes received are not valid HTTP (the connection is closed); `validation_failed`: a field is missing, of the wrong type or out of bounds; one detail per problem */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `unauthorized`: no Authorization header, not Bearer, or an unknown, malformed or revoked key */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `forbidden`: the key lacks the scope the route needs */
+      403: {
         headers: {
           [name: string]: unknown
         }

@@ -15,7 +15,7 @@ import { sendError } from './http/error-handler.js'
 import { answerClientError } from './http/client-error.js'
 import { parseJsonBody } from './http/json-body.js'
 import { registerOpenApi } from './http/openapi.js'
-import { createValidatorCompiler } from './http/validation.js'
+import { createValidatorCompiler, MERGE_PATCH_TYPE } from './http/validation.js'
 import { createMetrics } from './observability/metrics.js'
 import { registerMetricsRoute } from './observability/metrics.routes.js'
 import { logRequest, RequestLogController } from './observability/request-log.js'
@@ -99,6 +99,8 @@ export function buildApp(options: AppOptions): FastifyInstance {
   // JSON is the only body the API reads: anything else is 415, not a string to validate.
   app.removeAllContentTypeParsers()
   app.addContentTypeParser('application/json', { parseAs: 'string' }, parseJsonBody)
+  // PATCH takes a JSON Merge Patch under its own media type too; other routes refuse it.
+  app.addContentTypeParser(MERGE_PATCH_TYPE, { parseAs: 'string' }, parseJsonBody)
   app.setValidatorCompiler(createValidatorCompiler())
   // The mappers build each answer in its schema's shape, and the tests check every answer
   // against the document, closed to undeclared fields. On Node 20, JSON.stringify writes a

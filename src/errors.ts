@@ -8,6 +8,9 @@ export const ERROR_STATUS = {
   not_found: 404,
   duplicate_sku: 409,
   duplicate_options: 409,
+  duplicate_slug: 409,
+  invalid_transition: 409,
+  precondition_failed: 412,
   idempotency_key_in_use: 409,
   idempotency_key_reused: 422,
   rate_limited: 429,
@@ -50,6 +53,11 @@ export class AppError extends Error {
 /** Thrown when a path names a product that does not exist in the caller's store. */
 export function productNotFound(): AppError {
   return new AppError('not_found', 'No product with this id exists in your store.')
+}
+
+/** Thrown when a path names a variant that is not one of the product's in the caller's store. */
+export function variantNotFound(): AppError {
+  return new AppError('not_found', 'No variant with this id exists for this product in your store.')
 }
 
 /** Thrown when a request passes the schema but breaks a rule the schema cannot express. */

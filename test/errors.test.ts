@@ -437,8 +437,10 @@ describeEachDialect('error responses', (dialect) => {
       { method: 'GET', url: '/nope' },
       { method: 'GET', url: `${API}/nothing` },
       { method: 'DELETE', url: `${API}/products` },
-      { method: 'DELETE', url: `${API}/products/${product.id}` },
+      { method: 'PATCH', url: `${API}/products` },
+      { method: 'DELETE', url: `${API}/variants` },
       { method: 'PUT', url: `${API}/products/${product.id}` },
+      { method: 'POST', url: `${API}/products/${product.id}` },
       { method: 'GET', url: '/api/commerce/v2/products' },
     ]
     for (const route of routes) {

@@ -15,13 +15,18 @@ const PRODUCT_FIELDS = [
   'createdAt',
   'description',
   'id',
+  'images',
   'name',
   'price',
+  'productType',
   'sku',
   'slug',
   'status',
+  'tags',
   'taxRate',
   'updatedAt',
+  'vendor',
+  'version',
 ]
 
 /** Posts a product and asserts a 400 validation_failed whose details name `field`. */

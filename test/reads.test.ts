@@ -40,6 +40,15 @@ async function walkPages(api: TestApi, query: string, key?: string, cursor: stri
   return pages
 }
 
+/**
+ * The product as its variants' additions left it: each raised its version, and the last set
+ * its updatedAt to that variant's creation time.
+ */
+function afterAdding(product: Product, variants: Product[]): Product {
+  const last = variants.reduce((a, b) => (a.createdAt >= b.createdAt ? a : b))
+  return { ...product, version: product.version + variants.length, updatedAt: last.createdAt }
+}
+
 function newestFirst(products: Product[]): Product[] {
   return [...products].reverse()
 }
@@ -77,7 +86,7 @@ describeEachDialect('GET /products/:id', (dialect) => {
     const res = await api.get(`/products/${product.id}`)
     assert.equal(res.statusCode, 200)
     const { variants, ...record } = res.json().data
-    assert.deepEqual(record, product)
+    assert.deepEqual(record, afterAdding(product, [c1, a1, b, a2, c2, z, a3]))
     assert.deepEqual(
       variants.map((variant: Product) => variant.name),
       ['Z', 'A1', 'A2', 'A3', 'B', 'C1', 'C2'],
@@ -133,7 +142,7 @@ describeEachDialect('GET /products/:id', (dialect) => {
     assert.notEqual(upper, product.id)
     const one = await api.get(`/products/${upper}`)
     assert.equal(one.statusCode, 200, one.body)
-    assert.deepEqual(one.json().data, { ...product, variants: [variant] })
+    assert.deepEqual(one.json().data, { ...afterAdding(product, [variant]), variants: [variant] })
     const variants = await api.get(`/products/${upper}/variants`)
     assert.equal(variants.statusCode, 200, variants.body)
     assert.deepEqual(variants.json(), { data: [variant] })
@@ -147,13 +156,13 @@ describeEachDialect('GET /products/:id', (dialect) => {
       const key = await api.newKey({ scopes: [...scopes] })
       const one = await api.get(`/products/${product.id}`, key)
       assert.equal(one.statusCode, 200, `${scopes}: ${one.body}`)
-      assert.deepEqual(one.json().data, { ...product, variants: [variant] })
+      assert.deepEqual(one.json().data, { ...afterAdding(product, [variant]), variants: [variant] })
       const variants = await api.get(`/products/${product.id}/variants`, key)
       assert.equal(variants.statusCode, 200, `${scopes}: ${variants.body}`)
       assert.deepEqual(variants.json(), { data: [variant] })
       const list = await api.get('/products', key)
       assert.equal(list.statusCode, 200, `${scopes}: ${list.body}`)
-      assert.deepEqual(list.json(), { data: [product], nextCursor: null })
+      assert.deepEqual(list.json(), { data: [afterAdding(product, [variant])], nextCursor: null })
     }
   })
 })

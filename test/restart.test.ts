@@ -72,12 +72,20 @@ describeEachDialect('restart after a crash (SIGKILL)', (dialect) => {
     await crash(first)
 
     const second = await startServe(t, { DATABASE_URL })
+    // Each variant added raised its product's version and set its updatedAt.
     assert.deepEqual(await readProduct(second, key, shirt.id), {
       ...shirt,
+      version: 4,
+      updatedAt: large.createdAt,
       variants: [small, medium, large],
     })
     assert.deepEqual(await readProduct(second, key, plain.id), { ...plain, variants: [] })
-    assert.deepEqual(await readProduct(second, key, archived.id), { ...archived, variants: [only] })
+    assert.deepEqual(await readProduct(second, key, archived.id), {
+      ...archived,
+      version: 2,
+      updatedAt: only.createdAt,
+      variants: [only],
+    })
     const variants = await request(second, 'GET', `${API}/products/${shirt.id}/variants`, { key })
     assert.equal(variants.status, 200)
     assert.deepEqual(variants.body.data, [small, medium, large])

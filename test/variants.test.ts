@@ -57,6 +57,8 @@ describeEachDialect('POST /products/:id/variants', (dialect) => {
       'productId',
       'sku',
       'updatedAt',
+      'version',
+      'weightGrams',
     ])
     assert.match(variant.id, UUID)
     assert.equal(variant.productId, product.id)

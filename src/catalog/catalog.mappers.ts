@@ -16,6 +16,11 @@ export function rowToProduct(row: ProductRow): Product {
     description: row.description,
     barcode: row.barcode,
     taxRate: row.tax_rate,
+    vendor: row.vendor,
+    productType: row.product_type,
+    tags: fromJson(row.tags),
+    images: fromJson(row.images),
+    version: row.version,
     createdAt: toIso(row.created_at),
     updatedAt: toIso(row.updated_at),
   }
@@ -30,10 +35,16 @@ export function rowToVariant(row: VariantFields): Variant {
     barcode: row.barcode,
     price: fromStoredAmount(row.price_e4),
     compareAtPrice: fromStoredAmountOrNull(row.compare_at_price_e4),
-    // SQLite keeps the JSON as text; PostgreSQL's json column arrives parsed.
-    options: typeof row.options === 'string' ? JSON.parse(row.options) : row.options,
+    options: fromJson(row.options),
     position: row.position,
+    weightGrams: row.weight_grams,
+    version: row.version,
     createdAt: toIso(row.created_at),
     updatedAt: toIso(row.updated_at),
   }
+}
+
+/** A JSON column: SQLite keeps the text, PostgreSQL's json columns arrive parsed. */
+function fromJson<T>(value: string | T): T {
+  return typeof value === 'string' ? (JSON.parse(value) as T) : value
 }

@@ -1,36 +1,21 @@
-import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { principalOf } from '../auth/auth.hook.js'
 import type { Database } from '../db/database.js'
-import { ErrorBody, IdParams, withErrors } from '../http/schemas.js'
-import { prepareJsonBody } from '../http/validation.js'
-import { answerWith, IdempotencyHeaders, idempotentCall } from '../idempotency/idempotency.http.js'
-import { createIdempotentWriter } from '../idempotency/idempotency.service.js'
+import { etagOf, ifNoneMatchHits } from '../http/conditional.js'
+import { ErrorBody } from '../http/schemas.js'
+import { idempotentCall } from '../idempotency/idempotency.http.js'
 import {
-  CreateProductBody,
-  CreateVariantBody,
-  ListProductsQuery,
-  ProductPage,
-  ProductResponse,
-  ProductWithVariantsResponse,
-  TRIMMED_FIELDS,
-  VariantListResponse,
-  VariantResponse,
-} from './catalog.schemas.js'
-import {
-  addVariant,
-  addVariantWork,
-  createProduct,
-  createProductWork,
-  getProduct,
-  listProducts,
-  listVariants,
-} from './catalog.service.js'
+  createIdempotentWriter,
+  type IdempotentAnswer,
+} from '../idempotency/idempotency.service.js'
+import type { Work } from './product.service.js'
+import { registerProductRoutes } from './product.routes.js'
+import { registerVariantRoutes } from './variant.routes.js'
 
-const PREFIX = '/api/commerce/v1'
+export const PREFIX = '/api/commerce/v1'
 
 /** Errors a JSON body (and an Idempotency-Key) can add to a route's own. */
-const bodyErrors = {
+export const bodyErrors = {
   400: ErrorBody,
   409: ErrorBody,
   413: ErrorBody,
@@ -38,123 +23,61 @@ const bodyErrors = {
   422: ErrorBody,
 }
 
+/** Runs the unit of work of a write and sends its answer; see createWriteRunner. */
+export type WriteRunner = <T>(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  work: (storeId: string) => Work<T>,
+  options?: { atomic?: boolean },
+) => Promise<void>
+
 export function registerCatalogRoutes(
   app: FastifyInstance,
   database: Database,
   options: { idempotencyKeyTtlSeconds: number },
 ): void {
-  const routes = app.withTypeProvider<TypeBoxTypeProvider>()
-  const prepareBody = prepareJsonBody(...TRIMMED_FIELDS)
-  const idempotent = createIdempotentWriter(database, {
-    ttlSeconds: options.idempotencyKeyTtlSeconds,
-  })
+  const runWrite = createWriteRunner(database, options.idempotencyKeyTtlSeconds)
+  registerProductRoutes(app, database, runWrite)
+  registerVariantRoutes(app, database, runWrite)
+}
 
-  routes.post(
-    `${PREFIX}/products`,
-    {
-      config: { scope: 'write' },
-      preValidation: prepareBody,
-      schema: {
-        operationId: 'createProduct',
-        tags: ['products'],
-        summary: 'Create a base product, without variants',
-        description:
-          'The slug is made from the name and is unique in the store: on a collision it gets a ' +
-          'suffix `-2`, `-3`, ... The status is `draft` when not sent. `null` for an optional ' +
-          'field means the same as leaving it out.',
-        headers: IdempotencyHeaders,
-        body: CreateProductBody,
-        response: withErrors({ 200: ProductResponse, ...bodyErrors }),
-      },
-    },
-    async (request, reply) => {
-      const storeId = principalOf(request).storeId
-      const call = idempotentCall(request, storeId)
-      if (call === undefined) return { data: await createProduct(database, storeId, request.body) }
-      return answerWith(reply, await idempotent.run(call, createProductWork(storeId, request.body)))
-    },
-  )
+/**
+ * Every write of the catalogue goes through here: its unit of work runs in one transaction
+ * (`database.write`; `writeAtomic` for the creates, whose repository functions are atomic by
+ * themselves on PostgreSQL), or, with an Idempotency-Key, in the transaction that keeps the
+ * key's record. The answer carries the record's ETag.
+ */
+function createWriteRunner(database: Database, ttlSeconds: number): WriteRunner {
+  const idempotent = createIdempotentWriter(database, { ttlSeconds })
+  return async (request, reply, work, options = {}) => {
+    const storeId = principalOf(request).storeId
+    const unit = work(storeId)
+    const call = idempotentCall(request, storeId)
+    if (call !== undefined) return sendAnswer(reply, await idempotent.run(call, unit))
+    const data = await (options.atomic ? database.writeAtomic(unit) : database.write(unit))
+    return sendAnswer(reply, { status: 200, body: { data }, replayed: false })
+  }
+}
 
-  routes.post(
-    `${PREFIX}/products/:id/variants`,
-    {
-      config: { scope: 'write' },
-      preValidation: prepareBody,
-      schema: {
-        operationId: 'addVariant',
-        tags: ['variants'],
-        summary: 'Add a variant to a product',
-        description:
-          "The price defaults to the product's, the position to one more than the highest of " +
-          "the product's variants. A `sku` is unique in the store (409 `duplicate_sku`); a " +
-          'non-empty `options` set is unique in the product, in any key order ' +
-          '(409 `duplicate_options`).',
-        params: IdParams,
-        headers: IdempotencyHeaders,
-        body: CreateVariantBody,
-        response: withErrors({ 200: VariantResponse, 404: ErrorBody, ...bodyErrors }),
-      },
-    },
-    async (request, reply) => {
-      const storeId = principalOf(request).storeId
-      const { id } = request.params
-      const call = idempotentCall(request, storeId)
-      if (call === undefined) return { data: await addVariant(database, storeId, id, request.body) }
-      return answerWith(
-        reply,
-        await idempotent.run(call, addVariantWork(storeId, id, request.body)),
-      )
-    },
-  )
+function sendAnswer(reply: FastifyReply, answer: IdempotentAnswer): void {
+  if (answer.replayed) reply.header('idempotent-replayed', 'true')
+  const version = (answer.body as { data?: { version?: unknown } }).data?.version
+  if (answer.status === 200 && typeof version === 'number') reply.header('etag', etagOf(version))
+  reply.code(answer.status).send(answer.body)
+}
 
-  routes.get(
-    `${PREFIX}/products/:id`,
-    {
-      config: { scope: 'read' },
-      schema: {
-        operationId: 'getProduct',
-        tags: ['products'],
-        summary: 'A product with its variants',
-        params: IdParams,
-        response: withErrors({ 200: ProductWithVariantsResponse, 404: ErrorBody }),
-      },
-    },
-    async (request) => ({
-      data: await getProduct(database, principalOf(request).storeId, request.params.id),
-    }),
-  )
-
-  routes.get(
-    `${PREFIX}/products/:id/variants`,
-    {
-      config: { scope: 'read' },
-      schema: {
-        operationId: 'listVariants',
-        tags: ['variants'],
-        summary: "A product's variants, by position then creation",
-        params: IdParams,
-        response: withErrors({ 200: VariantListResponse, 404: ErrorBody }),
-      },
-    },
-    async (request) => ({
-      data: await listVariants(database, principalOf(request).storeId, request.params.id),
-    }),
-  )
-
-  routes.get(
-    `${PREFIX}/products`,
-    {
-      config: { scope: 'read' },
-      schema: {
-        operationId: 'listProducts',
-        tags: ['products'],
-        summary: 'Products, newest first, a page at a time',
-        description:
-          'Pass the `nextCursor` of a page as `cursor` for the next one, until it is `null`.',
-        querystring: ListProductsQuery,
-        response: withErrors({ 200: ProductPage, 400: ErrorBody }),
-      },
-    },
-    async (request) => listProducts(database, principalOf(request).storeId, request.query),
-  )
+/**
+ * The answer of a read of one record: `{"data": record}` with its ETag, or 304 without a
+ * body when the request's If-None-Match names the record's version.
+ */
+export function sendRecord<Reply extends FastifyReply>(
+  request: FastifyRequest,
+  reply: Reply,
+  record: { version: number },
+): Reply {
+  reply.header('etag', etagOf(record.version))
+  if (ifNoneMatchHits(request.headers['if-none-match'], record.version)) {
+    return reply.code(304).send() as Reply
+  }
+  return reply.send({ data: record }) as Reply
 }

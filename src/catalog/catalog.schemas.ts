@@ -1,4 +1,5 @@
 import { Type, type Static } from 'typebox'
+import { RECORD_RESPONSE_HEADERS } from '../http/conditional.js'
 import { Code, Money, Nullable, Timestamp } from '../http/schemas.js'
 import { encodeCursor } from './cursor.js'
 
@@ -10,8 +11,37 @@ export const MAX_POSITION = 2_147_483_647
 /** Products on a page of the list when the request does not say. */
 export const DEFAULT_PAGE_SIZE = 50
 
+const TaxRate = Type.Number({ minimum: 0, maximum: 100 })
 const Name = Type.String({ minLength: 1, maxLength: 255, description: 'Trimmed first' })
 const Status = Type.Unsafe<ProductStatus>({ type: 'string', enum: [...PRODUCT_STATUSES] })
+/** A trimmed label: vendor, product type, or one tag. */
+const Label = Type.String({ minLength: 1, maxLength: 255, description: 'Trimmed first' })
+const Tags = Type.Array(Label, {
+  maxItems: 250,
+  description:
+    'Each trimmed; a tag equal to an earlier one but for case is dropped, the first spelling kept',
+})
+const Image = Type.Object({
+  url: Type.String({
+    maxLength: 2048,
+    pattern: '^[Hh][Tt][Tt][Pp][Ss]?://[^\\s]+$',
+    description: 'An absolute http:// or https:// URL',
+  }),
+  alt: Type.Optional(Nullable(Type.String({ maxLength: 512 }))),
+})
+const Images = Type.Array(Image, { maxItems: 250 })
+const WeightGrams = Type.Integer({ minimum: 0, maximum: 1_000_000_000 })
+const Position = Type.Integer({ minimum: 0, maximum: MAX_POSITION })
+
+/** A slug set by hand: lowercase letters and digits, single dashes between them. */
+export const SLUG_PATTERN = '^[a-z0-9]+(-[a-z0-9]+)*$'
+const Slug = Type.String({
+  minLength: 1,
+  maxLength: 128,
+  pattern: SLUG_PATTERN,
+  description: 'Lowercase a-z and 0-9, single dashes between them; unique in the store',
+})
+
 const Options = Type.Unsafe<Record<string, string>>({
   type: 'object',
   maxProperties: 50,
@@ -30,7 +60,11 @@ export const CreateProductBody = Type.Object(
     compare_at_price: Type.Optional(Nullable(Money)),
     sku: Type.Optional(Nullable(Code)),
     barcode: Type.Optional(Nullable(Code)),
-    tax_rate: Type.Optional(Nullable(Type.Number({ minimum: 0, maximum: 100 }))),
+    tax_rate: Type.Optional(Nullable(TaxRate)),
+    vendor: Type.Optional(Nullable(Label)),
+    product_type: Type.Optional(Nullable(Label)),
+    tags: Type.Optional(Nullable(Tags)),
+    images: Type.Optional(Nullable(Images)),
   },
   {
     examples: [
@@ -42,6 +76,8 @@ export const CreateProductBody = Type.Object(
         compare_at_price: 24.99,
         sku: 'TEE-CB',
         tax_rate: 20,
+        vendor: 'Atelier Lyon',
+        tags: ['cotton', 'summer'],
       },
     ],
   },
@@ -57,7 +93,8 @@ export const CreateVariantBody = Type.Object(
     price: Type.Optional(Nullable(Money)),
     compare_at_price: Type.Optional(Nullable(Money)),
     options: Type.Optional(Nullable(Options)),
-    position: Type.Optional(Nullable(Type.Integer({ minimum: 0, maximum: MAX_POSITION }))),
+    position: Type.Optional(Nullable(Position)),
+    weight_grams: Type.Optional(Nullable(WeightGrams)),
   },
   {
     examples: [
@@ -67,8 +104,51 @@ export const CreateVariantBody = Type.Object(
 )
 export type CreateVariantInput = Static<typeof CreateVariantBody>
 
-/** The fields of the two bodies that are trimmed before validation. */
-export const TRIMMED_FIELDS = ['name', 'sku', 'barcode']
+/**
+ * Request body of PATCH /products/:id, a JSON Merge Patch: a field left out is unchanged, a
+ * field sent replaces the stored value, null clears it. Fields that cannot be empty refuse null.
+ */
+export const UpdateProductBody = Type.Object(
+  {
+    name: Type.Optional(Name),
+    slug: Type.Optional(Slug),
+    description: Type.Optional(Nullable(Type.String({ maxLength: 20_000 }))),
+    status: Type.Optional(Status),
+    price: Type.Optional(Money),
+    compare_at_price: Type.Optional(Nullable(Money)),
+    sku: Type.Optional(Nullable(Code)),
+    barcode: Type.Optional(Nullable(Code)),
+    tax_rate: Type.Optional(Nullable(TaxRate)),
+    vendor: Type.Optional(Nullable(Label)),
+    product_type: Type.Optional(Nullable(Label)),
+    tags: Type.Optional(Nullable(Tags)),
+    images: Type.Optional(Nullable(Images)),
+  },
+  { examples: [{ price: 17.5, compare_at_price: 19.99, tags: ['cotton', 'sale'] }] },
+)
+export type UpdateProductInput = Static<typeof UpdateProductBody>
+
+/** Request body of PATCH /products/:id/variants/:variantId, a JSON Merge Patch. */
+export const UpdateVariantBody = Type.Object(
+  {
+    name: Type.Optional(Name),
+    sku: Type.Optional(Nullable(Code)),
+    barcode: Type.Optional(Nullable(Code)),
+    price: Type.Optional(Money),
+    compare_at_price: Type.Optional(Nullable(Money)),
+    options: Type.Optional(Nullable(Options)),
+    position: Type.Optional(Position),
+    weight_grams: Type.Optional(Nullable(WeightGrams)),
+  },
+  { examples: [{ sku: 'TEE-CB-M-RED-2', weight_grams: 180 }] },
+)
+export type UpdateVariantInput = Static<typeof UpdateVariantBody>
+
+/** The fields of the bodies that are trimmed before validation. */
+export const TRIMMED_FIELDS = ['name', 'sku', 'barcode', 'vendor', 'product_type']
+
+/** The fields of the bodies that are lists of strings, each trimmed before validation. */
+export const TRIMMED_LIST_FIELDS = ['tags']
 
 const PRODUCT_EXAMPLE = {
   id: '019aa9a4-6f2e-7c41-9b0d-3f5e2a8c1d70',
@@ -81,8 +161,13 @@ const PRODUCT_EXAMPLE = {
   description: 'Soft cotton, printed in Lyon.',
   barcode: null,
   taxRate: 20,
+  vendor: 'Atelier Lyon',
+  productType: 'T-Shirt',
+  tags: ['cotton', 'summer'],
+  images: [{ url: 'https://cdn.example.com/tee-cb.jpg', alt: 'The T-shirt, front' }],
+  version: 3,
   createdAt: '2026-11-21T10:15:30.123Z',
-  updatedAt: '2026-11-21T10:15:30.123Z',
+  updatedAt: '2026-11-21T10:16:02.481Z',
 }
 
 const VARIANT_EXAMPLE = {
@@ -95,9 +180,18 @@ const VARIANT_EXAMPLE = {
   compareAtPrice: null,
   options: { size: 'M', color: 'red' },
   position: 1,
+  weightGrams: 180,
+  version: 1,
   createdAt: '2026-11-21T10:16:02.481Z',
   updatedAt: '2026-11-21T10:16:02.481Z',
 }
+
+const Version = Type.Integer({
+  minimum: 1,
+  description:
+    "1 at creation, plus 1 for each change (a product's also for each change of its variants); " +
+    'the ETag header carries it',
+})
 
 export const Product = Type.Object({
   id: Type.String({ format: 'uuid', description: 'Assigned by the service (UUIDv7, lowercase)' }),
@@ -112,6 +206,13 @@ export const Product = Type.Object({
   description: Nullable(Type.String()),
   barcode: Nullable(Type.String()),
   taxRate: Nullable(Type.Number({ description: 'VAT rate, in percent' })),
+  vendor: Nullable(Type.String()),
+  productType: Nullable(Type.String()),
+  tags: Type.Array(Type.String(), { description: 'In the order sent; [] when none' }),
+  images: Type.Array(Type.Object({ url: Type.String(), alt: Nullable(Type.String()) }), {
+    description: 'In the order sent; [] when none',
+  }),
+  version: Version,
   createdAt: Timestamp,
   updatedAt: Timestamp,
 })
@@ -132,6 +233,8 @@ export const Variant = Type.Object({
   position: Type.Integer({
     description: "When not sent: one more than the highest of the product's variants, or 1",
   }),
+  weightGrams: Nullable(Type.Integer()),
+  version: Version,
   createdAt: Timestamp,
   updatedAt: Timestamp,
 })
@@ -143,22 +246,42 @@ export const ProductWithVariants = Type.Object({
 })
 export type ProductWithVariants = Product & { variants: Variant[] }
 
+const Filter = (description: string) =>
+  Type.Optional(Type.String({ minLength: 1, maxLength: 255, description }))
+
 export const ListProductsQuery = Type.Object({
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: DEFAULT_PAGE_SIZE })),
   cursor: Type.Optional(Type.String({ description: 'nextCursor of the previous page' })),
   status: Type.Optional(Status),
+  slug: Filter('Only the product with this slug'),
+  vendor: Filter('Only products of this vendor, exactly'),
+  product_type: Filter('Only products of this type, exactly'),
+  tag: Filter('Only products with this tag, in any case'),
 })
 export type ListProductsQuery = Static<typeof ListProductsQuery>
+
+export const FindVariantsQuery = Type.Object({
+  sku: Type.String({ minLength: 1, description: 'Compared after trimming' }),
+})
+export type FindVariantsQuery = Static<typeof FindVariantsQuery>
 
 /** The answers of the routes: the record inside `data`. */
 export const ProductResponse = Type.Object(
   { data: Product },
-  { description: 'The product', examples: [{ data: PRODUCT_EXAMPLE }] },
+  {
+    description: 'The product',
+    examples: [{ data: PRODUCT_EXAMPLE }],
+    headers: RECORD_RESPONSE_HEADERS,
+  },
 )
 
 export const VariantResponse = Type.Object(
   { data: Variant },
-  { description: 'The variant', examples: [{ data: VARIANT_EXAMPLE }] },
+  {
+    description: 'The variant',
+    examples: [{ data: VARIANT_EXAMPLE }],
+    headers: RECORD_RESPONSE_HEADERS,
+  },
 )
 
 export const ProductWithVariantsResponse = Type.Object(
@@ -166,6 +289,20 @@ export const ProductWithVariantsResponse = Type.Object(
   {
     description: 'The product with its variants',
     examples: [{ data: { ...PRODUCT_EXAMPLE, variants: [VARIANT_EXAMPLE] } }],
+    headers: RECORD_RESPONSE_HEADERS,
+  },
+)
+
+export const DeletedResponse = Type.Object(
+  {
+    data: Type.Object({
+      id: Type.String({ format: 'uuid' }),
+      deleted: Type.Literal(true),
+    }),
+  },
+  {
+    description: 'The record is deleted: every read of it is 404 from now on',
+    examples: [{ data: { id: PRODUCT_EXAMPLE.id, deleted: true } }],
   },
 )
 

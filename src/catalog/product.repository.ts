@@ -4,59 +4,110 @@ import { precompiled } from '../db/precompiled.js'
 import type { DB, Executor, NewProductRow, ProductRow } from '../db/schema.js'
 import { splitSuffix, withSuffix } from './slug.js'
 
+/** The filters of a product list, each exact; `tag` is a tag key (lowercased). */
+export interface ProductFilters {
+  status?: string | undefined
+  slug?: string | undefined
+  vendor?: string | undefined
+  productType?: string | undefined
+  tag?: string | undefined
+}
+
 export interface ProductPageQuery {
   storeId: string
   limit: number
-  status?: string | undefined
+  filters: ProductFilters
   /** The last product of the previous page: this page starts just after it. */
   after?: { createdAt: string; id: string } | undefined
 }
 
-/** Newest first, by (created_at, id) descending, one index range scan whatever the page. */
+const FILTERS = ['status', 'slug', 'vendor', 'productType', 'tag'] as const
+type Filter = (typeof FILTERS)[number]
+
+const FILTER_COLUMNS = {
+  status: 'status',
+  slug: 'slug',
+  vendor: 'vendor',
+  productType: 'product_type',
+} as const
+
+/**
+ * Newest first, by (created_at, id) descending: one index range scan whatever the page and
+ * whatever the store's size, for each filter (status, slug, vendor and product type each have
+ * an index on the products; a tag, the rows of product_tags). Filters combined are served by
+ * one of them, the others checked on the rows it yields.
+ */
 export function listProductRows(db: Executor, query: ProductPageQuery): Promise<ProductRow[]> {
-  const { storeId, limit, status, after } = query
-  if (after === undefined) {
-    return status === undefined
-      ? firstPage(db, storeId, limit)
-      : firstPageWithStatus(db, storeId, status, limit)
+  const { storeId, limit, filters, after } = query
+  const present = FILTERS.filter((name) => filters[name] !== undefined)
+  const page = pageStatement(present, after !== undefined)
+  const values = present.map((name) => filters[name]!)
+  const position = after ? [after.createdAt, after.id] : []
+  return page(db, storeId, ...values, ...position, limit)
+}
+
+type PageStatement = (db: Executor, ...params: (string | number)[]) => Promise<ProductRow[]>
+
+/** One compiled statement per combination of filters and cursor: 64 at most. */
+const pageStatements = new Map<string, PageStatement>()
+
+function pageStatement(filters: Filter[], withCursor: boolean): PageStatement {
+  const shape = `${filters.join(',')}${withCursor ? '|after' : ''}`
+  let statement = pageStatements.get(shape)
+  if (statement === undefined) {
+    statement = precompiled((db: Executor, ...params: (string | number)[]) =>
+      pageQuery(db, filters, withCursor, params),
+    )
+    pageStatements.set(shape, statement)
   }
-  return status === undefined
-    ? nextPage(db, storeId, after.createdAt, after.id, limit)
-    : nextPageWithStatus(db, storeId, status, after.createdAt, after.id, limit)
+  return statement
 }
 
-function newestFirst(db: Executor, storeId: string, limit: number) {
-  return db
-    .selectFrom('products')
-    .selectAll()
-    .where('store_id', '=', storeId)
-    .orderBy('created_at', 'desc')
-    .orderBy('id', 'desc')
-    .limit(limit)
+/** The page's query; `params` are the store, the filters' values, the cursor's, the limit. */
+function pageQuery(
+  db: Executor,
+  filters: Filter[],
+  withCursor: boolean,
+  params: (string | number)[],
+) {
+  const [storeId, ...rest] = params as [string, ...(string | number)[]]
+  const valueOf = (filter: Filter) => rest[filters.indexOf(filter)] as string
+  const [createdAt, id] = rest.slice(filters.length, filters.length + 2) as [string, string]
+  const limit = rest.at(-1) as number
+  if (filters.includes('tag')) {
+    let query = db
+      .selectFrom('product_tags as t')
+      .innerJoin('products as p', (join) =>
+        join.onRef('p.store_id', '=', 't.store_id').onRef('p.id', '=', 't.product_id'),
+      )
+      .selectAll('p')
+      .where('t.store_id', '=', storeId)
+      .where('t.tag_key', '=', valueOf('tag'))
+    for (const filter of filters) {
+      if (filter !== 'tag') query = query.where(`p.${FILTER_COLUMNS[filter]}`, '=', valueOf(filter))
+    }
+    if (withCursor) {
+      query = query.where((eb) =>
+        eb(eb.refTuple('t.created_at', 't.product_id'), '<', eb.tuple(createdAt, id)),
+      )
+    }
+    return query.orderBy('t.created_at', 'desc').orderBy('t.product_id', 'desc').limit(limit)
+  }
+  let query = db.selectFrom('products').selectAll().where('store_id', '=', storeId)
+  for (const filter of filters) {
+    if (filter !== 'tag') query = query.where(FILTER_COLUMNS[filter], '=', valueOf(filter))
+  }
+  if (withCursor) {
+    query = query.where((eb) => eb(eb.refTuple('created_at', 'id'), '<', eb.tuple(createdAt, id)))
+  }
+  return query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit)
 }
 
-const firstPage = precompiled((db: Executor, storeId: string, limit: number) =>
-  newestFirst(db, storeId, limit),
-)
-
-const firstPageWithStatus = precompiled(
-  (db: Executor, storeId: string, status: string, limit: number) =>
-    newestFirst(db, storeId, limit).where('status', '=', status),
-)
-
-const nextPage = precompiled(
-  (db: Executor, storeId: string, createdAt: string, id: string, limit: number) =>
-    newestFirst(db, storeId, limit).where((eb) =>
-      eb(eb.refTuple('created_at', 'id'), '<', eb.tuple(createdAt, id)),
-    ),
-)
-
-const nextPageWithStatus = precompiled(
-  (db: Executor, storeId: string, status: string, createdAt: string, id: string, limit: number) =>
-    newestFirst(db, storeId, limit)
-      .where('status', '=', status)
-      .where((eb) => eb(eb.refTuple('created_at', 'id'), '<', eb.tuple(createdAt, id))),
-)
+/** A product row as the service makes it at creation, with the tag keys of its tags. */
+export type NewProduct = Omit<NewProductRow, 'slug' | 'max_variant_position' | 'version'> & {
+  /** JSON array of the lowercased tags: the rows of product_tags. */
+  tag_keys: string
+}
 
 /**
  * Inserts a product with the first free slug for `base`: `base` itself, else `base-N` with
@@ -69,20 +120,21 @@ const nextPageWithStatus = precompiled(
  * 3. a base that looks suffixed (`t-shirt-2`, from "T-Shirt 2") reserves that suffix under
  *    its own base, so a later "T-Shirt" skips `t-shirt-2`.
  *
- * On PostgreSQL this is one statement, atomic without a transaction block. On SQLite the
- * same steps are separate statements and must run inside a transaction (group commit's).
+ * On PostgreSQL this is one statement, atomic without a transaction block (its tags too).
+ * On SQLite the same steps are separate statements and must run inside a transaction
+ * (group commit's).
  */
 export async function insertProductWithUniqueSlug(
   db: Executor,
-  row: Omit<NewProductRow, 'slug'>,
+  row: NewProduct,
   base: string,
 ): Promise<string> {
   const reserved = splitSuffix(base)
   const values = rowValues(row)
   if (isPostgres(db)) {
     const [inserted] = reserved
-      ? await insertReservingSuffix(db, ...values, base, reserved.base, reserved.n)
-      : await insertClaimingSlug(db, ...values, base)
+      ? await insertReservingSuffix(db, ...values, row.tag_keys, base, reserved.base, reserved.n)
+      : await insertClaimingSlug(db, ...values, row.tag_keys, base)
     return inserted!.slug
   }
   const storeId = row.store_id
@@ -90,12 +142,13 @@ export async function insertProductWithUniqueSlug(
   const [claim] = await claimSlugOnce(db, storeId, base)
   if (claim === undefined) throw new Error('the slug claim returned no row')
   const slug = claim.claims === 1 ? base : withSuffix(base, claim.last_suffix)
-  if (claim.claims > 1) await countSuffixedSlugOnce(db, storeId, slug)
+  if (claim.claims > 1) await countSlugOnce(db, storeId, slug)
   await insertProductRow(db, ...values, slug)
+  await insertTags(db, storeId, row.id, row.created_at, row.tag_keys)
   return slug
 }
 
-function rowValues(row: Omit<NewProductRow, 'slug'>): RowValues {
+function rowValues(row: NewProduct): RowValues {
   return [
     row.store_id,
     row.id,
@@ -107,6 +160,10 @@ function rowValues(row: Omit<NewProductRow, 'slug'>): RowValues {
     row.sku ?? null,
     row.barcode ?? null,
     row.tax_rate ?? null,
+    row.vendor ?? null,
+    row.product_type ?? null,
+    row.tags,
+    row.images,
     row.created_at,
     row.updated_at,
   ]
@@ -124,20 +181,29 @@ type RowValues = [
   sku: string | null,
   barcode: string | null,
   taxRate: number | null,
+  vendor: string | null,
+  productType: string | null,
+  tags: string,
+  images: string,
   createdAt: string,
   updatedAt: string,
 ]
 
-/** A product's values and the slug it is to get, or the base of that slug. */
-type ProductValues = [...RowValues, slugOrBase: string]
+const ROW_VALUE_COUNT = 16
 
-const insertClaimingSlug = precompiled((db: Executor, ...values: ProductValues) =>
+/** A product's values, its tag keys and the base of its slug: the PostgreSQL insert's. */
+type InsertValues = [...RowValues, tagKeys: string, base: string]
+
+const insertClaimingSlug = precompiled((db: Executor, ...values: InsertValues) =>
   productInsertStatement(db, values),
 )
 
 const insertReservingSuffix = precompiled(
-  (db: Executor, ...args: [...ProductValues, reservedBase: string, reservedN: number]) =>
-    productInsertStatement(db, args.slice(0, 13) as ProductValues, { base: args[13], n: args[14] }),
+  (db: Executor, ...args: [...InsertValues, reservedBase: string, reservedN: number]) =>
+    productInsertStatement(db, args.slice(0, ROW_VALUE_COUNT + 2) as InsertValues, {
+      base: args[ROW_VALUE_COUNT + 2] as string,
+      n: args[ROW_VALUE_COUNT + 3] as number,
+    }),
 )
 
 // SQLite's steps of insertProductWithUniqueSlug, each compiled once.
@@ -145,8 +211,8 @@ const claimSlugOnce = precompiled((db: Executor, storeId: string, slug: string) 
   claimSlug(db, storeId, slug),
 )
 
-const countSuffixedSlugOnce = precompiled((db: Executor, storeId: string, slug: string) =>
-  countSuffixedSlug(db, storeId, slug),
+const countSlugOnce = precompiled((db: Executor, storeId: string, slug: string) =>
+  countSlug(db, storeId, slug),
 )
 
 const reserveSlugSuffixOnce = precompiled(
@@ -155,14 +221,15 @@ const reserveSlugSuffixOnce = precompiled(
 )
 
 /** The product row as given; the last value is its slug. */
-const insertProductRow = precompiled((db: Executor, ...values: ProductValues) =>
-  db.insertInto('products').values({ ...productColumns(values), slug: values[12] }),
+const insertProductRow = precompiled((db: Executor, ...values: [...RowValues, slug: string]) =>
+  db.insertInto('products').values({ ...productColumns(values), slug: values[ROW_VALUE_COUNT] }),
 )
 
 /** A product's columns but its slug, named. */
-function productColumns(values: RowValues | ProductValues) {
-  const [storeId, id, name, status, description, priceE4, compareAtPriceE4, sku, barcode] = values
-  const [, , , , , , , , , taxRate, createdAt, updatedAt] = values
+function productColumns(values: RowValues | InsertValues | [...RowValues, string]) {
+  const [storeId, id, name, status, description, priceE4, compareAtPriceE4, sku] = values
+  const [, , , , , , , , barcode, taxRate, vendor, productType, tags, images] = values
+  const [createdAt, updatedAt] = values.slice(14, 16) as [string, string]
   return {
     store_id: storeId,
     id,
@@ -174,19 +241,27 @@ function productColumns(values: RowValues | ProductValues) {
     sku,
     barcode,
     tax_rate: taxRate,
+    vendor,
+    product_type: productType,
+    tags,
+    images,
     created_at: createdAt,
     updated_at: updatedAt,
   }
 }
 
-/** The PostgreSQL statement of insertProductWithUniqueSlug: CTEs for the counters, then the insert. */
+/**
+ * The PostgreSQL statement of insertProductWithUniqueSlug: CTEs for the counters and the
+ * product's tags, then the insert.
+ */
 function productInsertStatement(
   db: Executor,
-  values: ProductValues,
+  values: InsertValues,
   reserved?: { base: string; n: number },
 ) {
-  const [storeId] = values
-  const base = values[12]
+  const [storeId, id] = values
+  const createdAt = values[14]
+  const [tagKeys, base] = values.slice(ROW_VALUE_COUNT) as [string, string]
   const counted = db
     .with('claim', (db) => claimSlug(db, storeId, base))
     .with('counted', (db) =>
@@ -210,6 +285,10 @@ function productInsertStatement(
           })),
         ),
     )
+    // Checked at the end of the statement, the tags' foreign key sees the product below.
+    .with('tagged', (qc) =>
+      tagInsert(qc as unknown as QueryCreator<DB>, true, storeId, id, createdAt, tagKeys),
+    )
   // An unreferenced data-modifying CTE still runs, exactly once.
   const query = reserved
     ? (counted.with('reserved', (db) =>
@@ -231,6 +310,197 @@ function productInsertStatement(
     .returning('slug')
 }
 
+/** Inserts one product_tags row per key of the JSON array `tagKeys`. */
+function tagInsert(
+  db: QueryCreator<DB>,
+  postgres: boolean,
+  storeId: string,
+  productId: string,
+  createdAt: string,
+  tagKeys: string,
+) {
+  const keys = postgres
+    ? sql<{ value: string }>`json_array_elements_text(${tagKeys}::json)`
+    : sql<{ value: string }>`json_each(${tagKeys})`
+  return db
+    .insertInto('product_tags')
+    .columns(['store_id', 'product_id', 'tag_key', 'created_at'])
+    .expression((eb) =>
+      eb
+        .selectFrom(keys.as('k'))
+        .select([
+          eb.cast<string>(eb.val(storeId), 'text').as('store_id'),
+          (postgres
+            ? eb.cast<string>(eb.val(productId), 'uuid')
+            : eb.cast<string>(eb.val(productId), 'text')
+          ).as('product_id'),
+          sql<string>`k.value`.as('tag_key'),
+          (postgres
+            ? eb.cast<string>(eb.val(createdAt), 'timestamptz')
+            : eb.cast<string>(eb.val(createdAt), 'text')
+          ).as('created_at'),
+        ]),
+    )
+}
+
+const insertTags = precompiled(
+  (db: Executor, storeId: string, productId: string, createdAt: string, tagKeys: string) =>
+    tagInsert(db, isPostgres(db), storeId, productId, createdAt, tagKeys),
+)
+
+const deleteTags = precompiled((db: Executor, storeId: string, productId: string) =>
+  db.deleteFrom('product_tags').where('store_id', '=', storeId).where('product_id', '=', productId),
+)
+
+/** Replaces the product_tags rows of a product whose tags changed. */
+export async function replaceProductTags(
+  db: Executor,
+  product: { store_id: string; id: string; created_at: string },
+  tagKeys: string,
+): Promise<void> {
+  await deleteTags(db, product.store_id, product.id)
+  await insertTags(db, product.store_id, product.id, product.created_at, tagKeys)
+}
+
+/**
+ * The product, its row locked until the transaction ends on PostgreSQL (SQLite's writes
+ * are serialized by its group commit). Undefined when the store has no such product.
+ */
+export async function findProductForUpdate(
+  db: Executor,
+  storeId: string,
+  id: string,
+): Promise<ProductRow | undefined> {
+  const [row] = await productForUpdate(db, storeId, id)
+  return row
+}
+
+const productForUpdate = precompiled((db: Executor, storeId: string, id: string) => {
+  const query = db
+    .selectFrom('products')
+    .selectAll()
+    .where('store_id', '=', storeId)
+    .where('id', '=', id)
+  return isPostgres(db) ? query.forUpdate() : query
+})
+
+/** The columns a PATCH may change, in the order updateProductRow takes them. */
+export type ProductChanges = [
+  name: string,
+  slug: string,
+  status: string,
+  description: string | null,
+  priceE4: number,
+  compareAtPriceE4: number | null,
+  sku: string | null,
+  barcode: string | null,
+  taxRate: number | null,
+  vendor: string | null,
+  productType: string | null,
+  tags: string,
+  images: string,
+  updatedAt: string,
+]
+
+/** Writes a product's new values and raises its version; returns the row as it now is. */
+export async function updateProductRow(
+  db: Executor,
+  storeId: string,
+  id: string,
+  changes: ProductChanges,
+): Promise<ProductRow> {
+  const [row] = await updateProduct(db, storeId, id, ...changes)
+  if (row === undefined) throw new Error('the product to update is gone')
+  return row
+}
+
+const updateProduct = precompiled(
+  (db: Executor, storeId: string, id: string, ...changes: ProductChanges) => {
+    const [name, slug, status, description, priceE4, compareAtPriceE4, sku, barcode] = changes
+    const [, , , , , , , , taxRate, vendor, productType, tags, images, updatedAt] = changes
+    return db
+      .updateTable('products')
+      .set((eb) => ({
+        name,
+        slug,
+        status,
+        description,
+        price_e4: priceE4,
+        compare_at_price_e4: compareAtPriceE4,
+        sku,
+        barcode,
+        tax_rate: taxRate,
+        vendor,
+        product_type: productType,
+        tags,
+        images,
+        updated_at: updatedAt,
+        version: eb('version', '+', 1),
+      }))
+      .where('store_id', '=', storeId)
+      .where('id', '=', id)
+      .returningAll()
+  },
+)
+
+/**
+ * Records a slug set by hand as handed out, so that generation never gives it again: its
+ * own counter counts a claim (a product named after it gets a suffix), and a slug that looks
+ * suffixed (`t-shirt-7`) reserves that suffix under its base (`t-shirt` goes on from 8).
+ */
+export async function claimSlugSetByHand(
+  db: Executor,
+  storeId: string,
+  slug: string,
+): Promise<void> {
+  await countSlugOnce(db, storeId, slug)
+  const reserved = splitSuffix(slug)
+  if (reserved) await reserveSlugSuffixOnce(db, storeId, reserved.base, reserved.n)
+}
+
+/** Deletes a product; its variants and tags go with it (foreign keys, on delete cascade). */
+export async function deleteProductRow(db: Executor, storeId: string, id: string): Promise<void> {
+  await deleteProduct(db, storeId, id)
+}
+
+const deleteProduct = precompiled((db: Executor, storeId: string, id: string) =>
+  db.deleteFrom('products').where('store_id', '=', storeId).where('id', '=', id),
+)
+
+/**
+ * Marks a product changed by a change of one of its variants: its version and updatedAt
+ * move, and its highest variant position is taken again from the variants (a variant's
+ * position may have moved, or the highest one been deleted). The product's row must be
+ * locked already (findProductForUpdate).
+ */
+export async function touchProductForVariants(
+  db: Executor,
+  storeId: string,
+  id: string,
+  updatedAt: string,
+): Promise<void> {
+  await touchProduct(db, storeId, id, updatedAt)
+}
+
+const touchProduct = precompiled((db: Executor, storeId: string, id: string, updatedAt: string) =>
+  db
+    .updateTable('products')
+    .set((eb) => ({
+      version: eb('version', '+', 1),
+      updated_at: updatedAt,
+      max_variant_position: eb.fn.coalesce(
+        eb
+          .selectFrom('variants')
+          .select((eb) => eb.fn.max('position').as('position'))
+          .where('variants.store_id', '=', storeId)
+          .where('variants.product_id', '=', id),
+        eb.lit(0),
+      ),
+    }))
+    .where('store_id', '=', storeId)
+    .where('id', '=', id),
+)
+
 /** Claims `slug` for one more product; its first claim returns claims = 1. */
 function claimSlug(db: QueryCreator<DB>, storeId: string, slug: string) {
   return db
@@ -250,8 +520,8 @@ function claimSlug(db: QueryCreator<DB>, storeId: string, slug: string) {
     .returning(['claims', 'last_suffix'])
 }
 
-/** Counts a suffixed slug just handed out as claimed, like a slug of its own. */
-function countSuffixedSlug(db: QueryCreator<DB>, storeId: string, slug: string) {
+/** Counts a slug just handed out (suffixed, or set by hand) as claimed, like a slug of its own. */
+function countSlug(db: QueryCreator<DB>, storeId: string, slug: string) {
   return db
     .insertInto('slug_counters')
     .values({ store_id: storeId, slug, claims: 1, last_suffix: 1 })

@@ -31,8 +31,14 @@ export async function insertVariantIntoProduct(
   }
   const [product] =
     fields.position === null
-      ? await raiseToNextPosition(db, fields.store_id, fields.product_id)
-      : await raiseToPosition(db, fields.store_id, fields.product_id, fields.position)
+      ? await raiseToNextPosition(db, fields.store_id, fields.product_id, fields.updated_at)
+      : await raiseToPosition(
+          db,
+          fields.store_id,
+          fields.product_id,
+          fields.position,
+          fields.updated_at,
+        )
   if (!product) return undefined
   const priceE4 = fields.price_e4 ?? product.price_e4
   const position = fields.position ?? product.max_variant_position
@@ -58,6 +64,7 @@ function variantValues(
     fields.options,
     fields.options_key ?? null,
     position,
+    fields.weight_grams ?? null,
     fields.created_at,
     fields.updated_at,
   ]
@@ -75,6 +82,7 @@ type VariantValues = [
   options: string,
   optionsKey: string | null,
   position: number | null,
+  weightGrams: number | null,
   createdAt: string,
   updatedAt: string,
 ]
@@ -91,7 +99,8 @@ function statementShape(fields: NewVariantFields): StatementShape {
 function insertVariantStatement(defaultPrice: boolean, defaultPosition: boolean) {
   return precompiled((db: Executor, ...values: VariantValues) => {
     const [storeId, id, productId, name, sku, barcode, priceE4, compareAtPriceE4] = values
-    const [, , , , , , , , options, optionsKey, position, createdAt, updatedAt] = values
+    const [, , , , , , , , options, optionsKey, position, weightGrams, createdAt, updatedAt] =
+      values
     return db
       .with('product', (db) =>
         raiseMaxVariantPosition(
@@ -99,6 +108,7 @@ function insertVariantStatement(defaultPrice: boolean, defaultPosition: boolean)
           storeId,
           productId,
           defaultPosition ? null : position,
+          updatedAt,
         ),
       )
       .insertInto('variants')
@@ -122,6 +132,7 @@ function insertVariantStatement(defaultPrice: boolean, defaultPosition: boolean)
             defaultPosition
               ? eb.ref('product.max_variant_position').as('position')
               : eb.cast<number>(eb.val(position), 'integer').as('position'),
+            eb.cast<number | null>(eb.val(weightGrams), 'bigint').as('weight_grams'),
             eb.cast<string>(eb.val(createdAt), 'timestamptz').as('created_at'),
             eb.cast<string>(eb.val(updatedAt), 'timestamptz').as('updated_at'),
           ]),
@@ -139,13 +150,14 @@ const insertVariantStatements: Record<StatementShape, ReturnType<typeof insertVa
 }
 
 // SQLite's two steps of insertVariantIntoProduct, each compiled once.
-const raiseToNextPosition = precompiled((db: Executor, storeId: string, productId: string) =>
-  raiseMaxVariantPosition(db, storeId, productId, null),
+const raiseToNextPosition = precompiled(
+  (db: Executor, storeId: string, productId: string, updatedAt: string) =>
+    raiseMaxVariantPosition(db, storeId, productId, null, updatedAt),
 )
 
 const raiseToPosition = precompiled(
-  (db: Executor, storeId: string, productId: string, position: number) =>
-    raiseMaxVariantPosition(db, storeId, productId, position),
+  (db: Executor, storeId: string, productId: string, position: number, updatedAt: string) =>
+    raiseMaxVariantPosition(db, storeId, productId, position, updatedAt),
 )
 
 /** The values in the order of VARIANT_INSERT_COLUMNS, as the PostgreSQL statements take them. */
@@ -171,20 +183,27 @@ const VARIANT_INSERT_COLUMNS = [
   'options',
   'options_key',
   'position',
+  'weight_grams',
   'created_at',
   'updated_at',
 ] as const
 
-/** Raises the product's max_variant_position to the new variant's position, and returns it. */
+/**
+ * Raises the product's max_variant_position to the new variant's position, and returns it.
+ * The product has changed: its version and updatedAt move too.
+ */
 function raiseMaxVariantPosition(
   db: Executor,
   storeId: string,
   productId: string,
   position: number | null,
+  updatedAt: string,
 ) {
   return db
     .updateTable('products')
     .set((eb) => ({
+      version: eb('version', '+', 1),
+      updated_at: updatedAt,
       max_variant_position:
         position === null
           ? eb('max_variant_position', '+', 1)
@@ -200,7 +219,7 @@ function raiseMaxVariantPosition(
     .returning(['price_e4', 'max_variant_position'])
 }
 
-/** A variant as the product read returns it: every column the API shows. */
+/** A variant as the reads return it: every column the API shows. */
 export type VariantFields = Omit<VariantRow, 'store_id' | 'options_key'>
 
 /**
@@ -210,9 +229,10 @@ export type VariantFields = Omit<VariantRow, 'store_id' | 'options_key'>
  * PostgreSQL: one query and one row, the variants as a JSON array built in the database,
  * which saves a round trip per read. SQLite: two point reads by index, which under load cost
  * less than one statement that builds the JSON (and sorts it for the aggregate) plus parsing
- * it back; see docs/decisions.md. They are two read transactions, and a commit may fall
- * between them: the variants are then the newer read. The product columns the API shows
- * never change once written, so the answer is still what the store held at the second read.
+ * it back; see docs/decisions.md. Run at once, one after the other, they see the same
+ * commit. When they cannot be (a group commit's transaction is open on the connection, so
+ * they wait their turn) a commit may fall between them: the product's version, which every
+ * change of its variants raises, is read again, and the reads are made again if it moved.
  */
 export async function findProductWithVariants(
   db: Executor,
@@ -225,15 +245,25 @@ export async function findProductWithVariants(
     const { variants, ...product } = row
     return { product, variants }
   }
-  const [product] = await productById(db, storeId, productId)
-  if (product === undefined) return undefined
-  return { product, variants: await variantsOfProduct(db, storeId, productId) }
+  const product = productById.now(db, storeId, productId)
+  const variants = variantsOfProduct.now(db, storeId, productId)
+  if (product !== undefined && variants !== undefined) {
+    return product[0] && { product: product[0], variants }
+  }
+  for (;;) {
+    const [product] = await productById(db, storeId, productId)
+    if (product === undefined) return undefined
+    const variants = await variantsOfProduct(db, storeId, productId)
+    const [after] = await productById(db, storeId, productId)
+    if (after?.version === product.version) return { product, variants }
+  }
 }
 
-/** The columns of VariantFields: what the product read returns of each variant. */
-const VARIANT_READ_COLUMNS = VARIANT_INSERT_COLUMNS.filter(
-  (column) => column !== 'store_id' && column !== 'options_key',
-)
+/** The columns of VariantFields: what the reads return of each variant. */
+const VARIANT_READ_COLUMNS = [
+  ...VARIANT_INSERT_COLUMNS.filter((column) => column !== 'store_id' && column !== 'options_key'),
+  'version',
+] as const
 
 /** The columns of VariantFields as JSON object arguments ('id', v.id, 'name', v.name, ...). */
 function variantJsonFields() {
@@ -269,4 +299,106 @@ const postgresProductRead = precompiled((db: Executor, storeId: string, productI
     )
     .where('p.store_id', '=', storeId)
     .where('p.id', '=', productId),
+)
+
+/** One variant of a product; undefined when the store has no such variant under the product. */
+export async function findVariant(
+  db: Executor,
+  storeId: string,
+  productId: string,
+  variantId: string,
+): Promise<VariantFields | undefined> {
+  const [row] = await variantById(db, storeId, productId, variantId)
+  return row
+}
+
+const variantById = precompiled(
+  (db: Executor, storeId: string, productId: string, variantId: string) =>
+    db
+      .selectFrom('variants as v')
+      .select(VARIANT_READ_COLUMNS)
+      .where('store_id', '=', storeId)
+      .where('id', '=', variantId)
+      .where('product_id', '=', productId),
+)
+
+/** The variant of the store with this sku, if any (skus are unique in a store). */
+export async function findVariantBySku(
+  db: Executor,
+  storeId: string,
+  sku: string,
+): Promise<VariantFields | undefined> {
+  const [row] = await variantBySku(db, storeId, sku)
+  return row
+}
+
+const variantBySku = precompiled((db: Executor, storeId: string, sku: string) =>
+  db
+    .selectFrom('variants as v')
+    .select(VARIANT_READ_COLUMNS)
+    .where('store_id', '=', storeId)
+    .where('sku', '=', sku),
+)
+
+/** The columns a PATCH may change, in the order updateVariantRow takes them. */
+export type VariantChanges = [
+  name: string,
+  sku: string | null,
+  barcode: string | null,
+  priceE4: number,
+  compareAtPriceE4: number | null,
+  options: string,
+  optionsKey: string | null,
+  position: number,
+  weightGrams: number | null,
+  updatedAt: string,
+]
+
+/** Writes a variant's new values and raises its version; returns the variant as it now is. */
+export async function updateVariantRow(
+  db: Executor,
+  storeId: string,
+  variantId: string,
+  changes: VariantChanges,
+): Promise<VariantFields> {
+  const [row] = await updateVariant(db, storeId, variantId, ...changes)
+  if (row === undefined) throw new Error('the variant to update is gone')
+  return row
+}
+
+const updateVariant = precompiled(
+  (db: Executor, storeId: string, variantId: string, ...changes: VariantChanges) => {
+    const [name, sku, barcode, priceE4, compareAtPriceE4, options, optionsKey] = changes
+    const [, , , , , , , position, weightGrams, updatedAt] = changes
+    return db
+      .updateTable('variants')
+      .set((eb) => ({
+        name,
+        sku,
+        barcode,
+        price_e4: priceE4,
+        compare_at_price_e4: compareAtPriceE4,
+        options,
+        options_key: optionsKey,
+        position,
+        weight_grams: weightGrams,
+        updated_at: updatedAt,
+        version: eb('version', '+', 1),
+      }))
+      .where('store_id', '=', storeId)
+      .where('id', '=', variantId)
+      .returning(VARIANT_READ_COLUMNS)
+  },
+)
+
+export async function deleteVariantRow(
+  db: Executor,
+  storeId: string,
+  variantId: string,
+): Promise<void> {
+  await deleteVariant(db, storeId, variantId)
+}
+
+const deleteVariant = precompiled((db: Executor, storeId: string, variantId: string) =>
+  db.deleteFrom('variants').where('store_id', '=', storeId).where('id', '=', variantId),
 )

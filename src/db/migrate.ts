@@ -2,18 +2,22 @@ import { Migrator, sql, type Migration, type MigrationResult } from 'kysely'
 import type { Database, Dialect } from './database.js'
 import * as postgresIdempotencyKeys from './migrations/postgres/2026-11-22T00-idempotency-keys.js'
 import * as postgresInitial from './migrations/postgres/2026-11-21T00-initial.js'
+import * as postgresManageCatalog from './migrations/postgres/2026-11-24T00-manage-catalog.js'
 import * as sqliteIdempotencyKeys from './migrations/sqlite/2026-11-22T00-idempotency-keys.js'
 import * as sqliteInitial from './migrations/sqlite/2026-11-21T00-initial.js'
+import * as sqliteManageCatalog from './migrations/sqlite/2026-11-24T00-manage-catalog.js'
 
 /** Each dialect's migrations, by name; names sort in the order they are applied. */
 const MIGRATIONS: Record<Dialect, Record<string, Migration>> = {
   sqlite: {
     '2026-11-21T00-initial': sqliteInitial,
     '2026-11-22T00-idempotency-keys': sqliteIdempotencyKeys,
+    '2026-11-24T00-manage-catalog': sqliteManageCatalog,
   },
   postgres: {
     '2026-11-21T00-initial': postgresInitial,
     '2026-11-22T00-idempotency-keys': postgresIdempotencyKeys,
+    '2026-11-24T00-manage-catalog': postgresManageCatalog,
   },
 }
 

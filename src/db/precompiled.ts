@@ -16,13 +16,13 @@ import { readSynchronously } from './synchronous-reads.js'
  */
 export function precompiled<P extends unknown[], R>(
   build: (db: Executor, ...params: P) => Compilable<R>,
-): (db: Executor, ...params: P) => Promise<R[]> {
+): Precompiled<P, R> {
   const compiledByAdapter = new Map<
     unknown,
     { query: CompiledQuery<R>; sources: number[]; read: boolean }
   >()
   const tag = randomBytes(8).toString('hex')
-  return async (db, ...params) => {
+  const bind = (db: Executor, params: P) => {
     const adapter = db.getExecutor().adapter.constructor
     let compiled = compiledByAdapter.get(adapter)
     if (compiled === undefined) {
@@ -38,9 +38,30 @@ export function precompiled<P extends unknown[], R>(
     const parameters = sources.map((source, i) =>
       source < 0 ? query.parameters[i] : params[source],
     )
+    return { query, parameters, read }
+  }
+  const run = async (db: Executor, ...params: P): Promise<R[]> => {
+    const { query, parameters, read } = bind(db, params)
     const rows = read ? readSynchronously(db, query.sql, parameters) : undefined
     if (rows !== undefined) return rows as R[]
     const result = await db.executeQuery<R>({ ...query, parameters })
     return result.rows
   }
+  return Object.assign(run, {
+    now: (db: Executor, ...params: P): R[] | undefined => {
+      const { query, parameters, read } = bind(db, params)
+      return read ? (readSynchronously(db, query.sql, parameters) as R[] | undefined) : undefined
+    },
+  })
+}
+
+/** A precompiled query: run it, or, for a read, try to run it at once (see `now`). */
+export interface Precompiled<P extends unknown[], R> {
+  (db: Executor, ...params: P): Promise<R[]>
+  /**
+   * The rows of the read, run at once on SQLite's connection when that is safe; undefined
+   * when it is not (PostgreSQL, an open transaction), or the query is not a read. Two reads
+   * run this way one after the other see the same commit: nothing else runs between them.
+   */
+  now(db: Executor, ...params: P): R[] | undefined
 }

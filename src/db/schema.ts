@@ -36,10 +36,35 @@ export interface ProductTable {
   sku: string | null
   barcode: string | null
   tax_rate: number | null
+  vendor: string | null
+  product_type: string | null
+  /** JSON array of strings, in the order sent; SQLite returns the text, PostgreSQL the array. */
+  tags: ColumnType<string | string[], string, string>
+  /** JSON array of {url, alt}; as tags. */
+  images: ColumnType<string | ProductImage[], string, string>
   /** The highest position among the product's variants, 0 when it has none. */
   max_variant_position: ColumnType<number, number | undefined, number>
+  /** 1 at creation, plus 1 for each change of the product or of one of its variants. */
+  version: ColumnType<number, number | undefined, number>
   created_at: Timestamp
   updated_at: Timestamp
+}
+
+export interface ProductImage {
+  url: string
+  alt: string | null
+}
+
+/**
+ * One row per tag of a product, by its lowercased form, with the product's creation time:
+ * a list filtered by tag is one range scan of (store_id, tag_key, created_at, product_id),
+ * newest first, whatever the size of the store.
+ */
+export interface ProductTagTable {
+  store_id: string
+  product_id: string
+  tag_key: string
+  created_at: Timestamp
 }
 
 /**
@@ -69,6 +94,8 @@ export interface VariantTable {
   /** SHA-256 of the options in canonical form (keys sorted); null when there are none. */
   options_key: string | null
   position: number
+  weight_grams: number | null
+  version: ColumnType<number, number | undefined, number>
   created_at: Timestamp
   updated_at: Timestamp
 }
@@ -90,6 +117,7 @@ export interface IdempotencyKeyTable {
 export interface DB {
   api_keys: ApiKeyTable
   idempotency_keys: IdempotencyKeyTable
+  product_tags: ProductTagTable
   products: ProductTable
   slug_counters: SlugCounterTable
   variants: VariantTable

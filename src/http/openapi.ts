@@ -43,7 +43,7 @@ const ERROR_EXAMPLES: Record<ErrorCode, { when: string; body: Record<string, unk
     },
   },
   not_found: {
-    when: "unknown, malformed or another store's product id",
+    when: "unknown, malformed or another store's product or variant id",
     body: { message: 'No product with this id exists in your store.' },
   },
   duplicate_sku: {
@@ -53,6 +53,18 @@ const ERROR_EXAMPLES: Record<ErrorCode, { when: string; body: Record<string, unk
   duplicate_options: {
     when: "the variant's options equal those of another variant of the product",
     body: { message: 'Another variant of this product already has these options.' },
+  },
+  duplicate_slug: {
+    when: "the slug is another product's of the store",
+    body: { message: 'Another product in your store already has this slug.' },
+  },
+  invalid_transition: {
+    when: 'a status change the contract forbids (archived to active: unarchive to draft first)',
+    body: { message: 'An archived product cannot become active; set it to draft first.' },
+  },
+  precondition_failed: {
+    when: 'If-Match names no current version of the record; nothing was changed',
+    body: { message: 'The record has changed since the version named in If-Match.' },
   },
   idempotency_key_in_use: {
     when: 'a request with the same Idempotency-Key is still in progress',

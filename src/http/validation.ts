@@ -34,21 +34,51 @@ export function createValidatorCompiler(): FastifySchemaCompiler<unknown> {
     >
 }
 
+export interface JsonBodyOptions {
+  /** Fields trimmed, so that length rules apply to what is kept. */
+  trimmed?: readonly string[]
+  /** Fields holding a list of strings, each trimmed. */
+  trimmedLists?: readonly string[]
+  /** Whether the body may also be sent as application/merge-patch+json (PATCH). */
+  mergePatch?: boolean
+}
+
 /**
  * A hook for JSON bodies, run before validation: a request without any body is refused as
- * empty, and the named string fields are trimmed so that length rules apply to what is kept.
+ * empty, a merge patch is refused where the route does not take one, and the named string
+ * fields are trimmed.
  */
-export function prepareJsonBody(...trimmedFields: string[]): preValidationAsyncHookHandler {
+export function prepareJsonBody(options: JsonBodyOptions = {}): preValidationAsyncHookHandler {
+  const { trimmed = [], trimmedLists = [], mergePatch = false } = options
   return async (request) => {
+    if (!mergePatch && isMergePatch(request.headers['content-type'])) {
+      throw new AppError(
+        'unsupported_media_type',
+        'The request body must be sent as application/json; merge patches are for PATCH.',
+      )
+    }
     const body = request.body
     if (body === undefined) throw new AppError('invalid_json', 'The request body is empty.')
     if (body === null || typeof body !== 'object' || Array.isArray(body)) return
     const record = body as Record<string, unknown>
-    for (const field of trimmedFields) {
+    for (const field of trimmed) {
       const value = record[field]
       if (typeof value === 'string') record[field] = value.trim()
     }
+    for (const field of trimmedLists) {
+      const list = record[field]
+      if (Array.isArray(list)) {
+        record[field] = list.map((item: unknown) => (typeof item === 'string' ? item.trim() : item))
+      }
+    }
   }
+}
+
+/** The media type of a JSON Merge Patch (RFC 7396). */
+export const MERGE_PATCH_TYPE = 'application/merge-patch+json'
+
+function isMergePatch(contentType: string | undefined): boolean {
+  return contentType !== undefined && contentType.trim().toLowerCase().startsWith(MERGE_PATCH_TYPE)
 }
 
 /** Turns Ajv's errors into the contract's `details`: one entry per problem, by request field. */

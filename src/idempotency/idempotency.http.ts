@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto'
-import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
-import type { IdempotentAnswer, IdempotentCall } from './idempotency.service.js'
+import type { IdempotentCall } from './idempotency.service.js'
 
 /**
- * The headers of a create that may be retried safely. Headers arrive lowercased. A key is
+ * The headers of a write that may be retried safely. Headers arrive lowercased. A key is
  * 1 to 255 printable ASCII characters; spaces are allowed inside, not at either end.
  */
 export const IdempotencyHeaders = Type.Object({
@@ -15,13 +15,13 @@ export const IdempotencyHeaders = Type.Object({
       pattern: '^[!-~]([ -~]*[!-~])?$',
       description:
         'Makes the request safe to retry: a retry with the same key (24 hours by default) ' +
-        'gets the first answer again, with Idempotent-Replayed: true, and creates nothing. ' +
+        'gets the first answer again, with Idempotent-Replayed: true, and changes nothing. ' +
         '1 to 255 printable ASCII characters, e.g. a UUID.',
     }),
   ),
 })
 
-/** The Idempotency-Key call of a create request, or undefined when it was sent without one. */
+/** The Idempotency-Key call of a write request, or undefined when it was sent without one. */
 export function idempotentCall(
   request: FastifyRequest,
   storeId: string,
@@ -34,12 +34,12 @@ export function idempotentCall(
 
 /**
  * What makes a retry the same request: SHA-256 of the method, the path and the parsed body
- * with its keys sorted, so the same JSON sent again matches however it was spaced or ordered.
+ * (null for a DELETE, which has none) with its keys sorted, so the same JSON sent again matches however it was spaced or ordered.
  */
 export function requestFingerprint(method: string, path: string, body: unknown): string {
   return createHash('sha256')
     .update(`${method} ${path}\n`)
-    .update(JSON.stringify(body, sortedKeys))
+    .update(JSON.stringify(body ?? null, sortedKeys))
     .digest('hex')
 }
 
@@ -51,10 +51,4 @@ function sortedKeys(_key: string, value: unknown): unknown {
     sorted[name] = (value as Record<string, unknown>)[name]
   }
   return sorted
-}
-
-/** Sends the answer: its status, its body, and the replay header when it was replayed. */
-export function answerWith(reply: FastifyReply, answer: IdempotentAnswer): FastifyReply {
-  if (answer.replayed) reply.header('idempotent-replayed', 'true')
-  return reply.code(answer.status).send(answer.body)
 }

@@ -5,7 +5,7 @@ import { AppError, type ErrorCode } from '../errors.js'
 import { errorBody } from '../http/error-handler.js'
 import { findLiveRecord, saveRecord, tryLockKey } from './idempotency.repository.js'
 
-/** A create sent with an Idempotency-Key. */
+/** A write sent with an Idempotency-Key. */
 export interface IdempotentCall {
   storeId: string
   key: string
@@ -28,8 +28,11 @@ export interface IdempotentAnswer {
  */
 const STORED_ERRORS: ReadonlySet<ErrorCode> = new Set([
   'not_found',
+  'precondition_failed',
+  'invalid_transition',
   'duplicate_sku',
   'duplicate_options',
+  'duplicate_slug',
 ])
 
 /** Thrown while another request with the same key has not been answered yet. */
@@ -49,10 +52,10 @@ function keyReused(): AppError {
 }
 
 /**
- * Runs creates sent with an Idempotency-Key at most once per store and key, and replays
+ * Runs writes sent with an Idempotency-Key at most once per store and key, and replays
  * the stored answer to retries for `ttlSeconds`.
  *
- * The record is written in the transaction of the create itself (on SQLite the group
+ * The record is written in the transaction of the write itself (on SQLite the group
  * commit's, on PostgreSQL a transaction of its own instead of the single-statement path),
  * so a crash leaves both or neither. A request whose key is already running is refused:
  * within this process by the set of keys in flight, across instances of one PostgreSQL by

@@ -1,0 +1,183 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import type { FastifyInstance } from 'fastify'
+import { Type } from 'typebox'
+import { principalOf } from '../auth/auth.hook.js'
+import type { Database } from '../db/database.js'
+import { IfMatchHeader, IfNoneMatchHeader, NotModified } from '../http/conditional.js'
+import { ErrorBody, IdParams, withErrors } from '../http/schemas.js'
+import { MERGE_PATCH_TYPE, prepareJsonBody } from '../http/validation.js'
+import { IdempotencyHeaders } from '../idempotency/idempotency.http.js'
+import { bodyErrors, PREFIX, sendRecord, type WriteRunner } from './catalog.routes.js'
+import {
+  CreateProductBody,
+  DeletedResponse,
+  ListProductsQuery,
+  ProductPage,
+  ProductResponse,
+  ProductWithVariantsResponse,
+  TRIMMED_FIELDS,
+  TRIMMED_LIST_FIELDS,
+  UpdateProductBody,
+} from './catalog.schemas.js'
+import {
+  createProductWork,
+  deleteProductWork,
+  getProduct,
+  listProducts,
+  updateProductWork,
+} from './product.service.js'
+
+/** The headers of a write that may be retried and made conditional. */
+export const ConditionalWriteHeaders = Type.Object({
+  ...IdempotencyHeaders.properties,
+  'if-match': IfMatchHeader,
+})
+
+export const ConditionalReadHeaders = Type.Object({ 'if-none-match': IfNoneMatchHeader })
+
+export function registerProductRoutes(
+  app: FastifyInstance,
+  database: Database,
+  runWrite: WriteRunner,
+): void {
+  const routes = app.withTypeProvider<TypeBoxTypeProvider>()
+  const prepareBody = prepareJsonBody({
+    trimmed: TRIMMED_FIELDS,
+    trimmedLists: TRIMMED_LIST_FIELDS,
+  })
+  const preparePatch = prepareJsonBody({
+    trimmed: TRIMMED_FIELDS,
+    trimmedLists: TRIMMED_LIST_FIELDS,
+    mergePatch: true,
+  })
+
+  routes.post(
+    `${PREFIX}/products`,
+    {
+      config: { scope: 'write' },
+      preValidation: prepareBody,
+      schema: {
+        operationId: 'createProduct',
+        tags: ['products'],
+        summary: 'Create a base product, without variants',
+        description:
+          'The slug is made from the name and is unique in the store: on a collision it gets a ' +
+          'suffix `-2`, `-3`, ... The status is `draft` when not sent. `null` for an optional ' +
+          'field means the same as leaving it out.',
+        headers: IdempotencyHeaders,
+        body: CreateProductBody,
+        response: withErrors({ 200: ProductResponse, ...bodyErrors }),
+      },
+    },
+    async (request, reply) =>
+      await runWrite(request, reply, (storeId) => createProductWork(storeId, request.body), {
+        atomic: true,
+      }),
+  )
+
+  routes.get(
+    `${PREFIX}/products/:id`,
+    {
+      config: { scope: 'read' },
+      schema: {
+        operationId: 'getProduct',
+        tags: ['products'],
+        summary: 'A product with its variants',
+        params: IdParams,
+        headers: ConditionalReadHeaders,
+        response: withErrors({
+          200: ProductWithVariantsResponse,
+          304: NotModified,
+          404: ErrorBody,
+        }),
+      },
+    },
+    async (request, reply) =>
+      sendRecord(
+        request,
+        reply,
+        await getProduct(database, principalOf(request).storeId, request.params.id),
+      ),
+  )
+
+  routes.patch(
+    `${PREFIX}/products/:id`,
+    {
+      config: { scope: 'write' },
+      preValidation: preparePatch,
+      schema: {
+        operationId: 'updateProduct',
+        tags: ['products'],
+        summary: 'Change a product (JSON Merge Patch)',
+        description:
+          'A field left out is unchanged, a field sent replaces the stored value (`tags` and ' +
+          '`images` whole), `null` clears it; `null` for `name`, `status`, `price` or `slug` is ' +
+          'refused. Renaming keeps the slug; `slug` sets it (409 `duplicate_slug` when another ' +
+          'product has it). Status changes: draft and active to each other or to archived, ' +
+          'archived to draft (archived to active is 409 `invalid_transition`). A patch that ' +
+          'changes nothing answers the product as it is, with the same version. With ' +
+          '`If-Match`, the change is made only on that version (412 `precondition_failed`).',
+        params: IdParams,
+        headers: ConditionalWriteHeaders,
+        consumes: ['application/json', MERGE_PATCH_TYPE],
+        body: UpdateProductBody,
+        response: withErrors({
+          200: ProductResponse,
+          404: ErrorBody,
+          412: ErrorBody,
+          ...bodyErrors,
+        }),
+      },
+    },
+    async (request, reply) =>
+      await runWrite(request, reply, (storeId) =>
+        updateProductWork(storeId, request.params.id, request.body, request.headers['if-match']),
+      ),
+  )
+
+  routes.delete(
+    `${PREFIX}/products/:id`,
+    {
+      config: { scope: 'write' },
+      schema: {
+        operationId: 'deleteProduct',
+        tags: ['products'],
+        summary: 'Delete a product and its variants',
+        description:
+          'Every read of the product and its variants is 404 from then on; their skus are free ' +
+          'again. With `If-Match`, only that version is deleted (412 `precondition_failed`).',
+        params: IdParams,
+        headers: ConditionalWriteHeaders,
+        response: withErrors({
+          200: DeletedResponse,
+          404: ErrorBody,
+          412: ErrorBody,
+          ...bodyErrors,
+        }),
+      },
+    },
+    async (request, reply) =>
+      await runWrite(request, reply, (storeId) =>
+        deleteProductWork(storeId, request.params.id, request.headers['if-match']),
+      ),
+  )
+
+  routes.get(
+    `${PREFIX}/products`,
+    {
+      config: { scope: 'read' },
+      schema: {
+        operationId: 'listProducts',
+        tags: ['products'],
+        summary: 'Products, newest first, a page at a time',
+        description:
+          'Pass the `nextCursor` of a page as `cursor` for the next one, until it is `null`. ' +
+          'The filters combine: `status`, `slug`, `vendor` and `product_type` compare exactly, ' +
+          '`tag` in any case.',
+        querystring: ListProductsQuery,
+        response: withErrors({ 200: ProductPage, 400: ErrorBody }),
+      },
+    },
+    async (request) => listProducts(database, principalOf(request).storeId, request.query),
+  )
+}

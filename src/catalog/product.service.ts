@@ -1,0 +1,265 @@
+import type { Database } from '../db/database.js'
+import { violatedUniqueConstraint } from '../db/driver-errors.js'
+import type { Executor, ProductRow } from '../db/schema.js'
+import { isUuid, newId, nowIso } from '../db/values.js'
+import { AppError, productNotFound } from '../errors.js'
+import { ifMatchAllows } from '../http/conditional.js'
+import { rowToProduct, rowToVariant } from './catalog.mappers.js'
+import {
+  DEFAULT_PAGE_SIZE,
+  type CreateProductInput,
+  type ListProductsQuery,
+  type Product,
+  type ProductWithVariants,
+  type UpdateProductInput,
+} from './catalog.schemas.js'
+import { decodeCursor, encodeCursor } from './cursor.js'
+import { toStoredAmount, toStoredAmountOrNull } from './money.js'
+import {
+  claimSlugSetByHand,
+  deleteProductRow,
+  findProductForUpdate,
+  insertProductWithUniqueSlug,
+  listProductRows,
+  replaceProductTags,
+  updateProductRow,
+  type ProductChanges,
+} from './product.repository.js'
+import {
+  checkImageUrls,
+  normalizeImages,
+  tagKey,
+  tagKeysJson,
+  uniqueTags,
+} from './record-fields.js'
+import { slugify } from './slug.js'
+import { checkTransition } from './transitions.js'
+import { findProductWithVariants } from './variant.repository.js'
+
+/**
+ * A write of the catalogue: one unit of work, run by `database.write` (or by the
+ * idempotency writer, in the same transaction as its record). Whatever a change must also
+ * record (an event, say) is one more step inside it.
+ */
+export type Work<T> = (db: Executor) => Promise<T>
+
+/** What a delete answers: the id of the record that is gone. */
+export interface Deleted {
+  id: string
+  deleted: true
+}
+
+/** Thrown when If-Match names no current version of the record. */
+export function preconditionFailed(): AppError {
+  return new AppError(
+    'precondition_failed',
+    'The record has changed since the version named in If-Match; read it again.',
+  )
+}
+
+export function createProduct(
+  database: Database,
+  storeId: string,
+  input: CreateProductInput,
+): Promise<Product> {
+  return database.writeAtomic(createProductWork(storeId, input))
+}
+
+/** The unit of work behind createProduct, for a caller that runs it in its own write. */
+export function createProductWork(storeId: string, input: CreateProductInput): Work<Product> {
+  return (db) => createProductIn(db, storeId, input)
+}
+
+async function createProductIn(
+  db: Executor,
+  storeId: string,
+  input: CreateProductInput,
+): Promise<Product> {
+  checkImageUrls(input.images)
+  const now = nowIso()
+  const tags = uniqueTags(input.tags ?? [])
+  const row = {
+    store_id: storeId,
+    id: newId(),
+    name: input.name,
+    status: input.status ?? 'draft',
+    description: input.description ?? null,
+    price_e4: toStoredAmount(input.price ?? 0),
+    compare_at_price_e4: toStoredAmountOrNull(input.compare_at_price),
+    sku: input.sku ?? null,
+    barcode: input.barcode ?? null,
+    tax_rate: input.tax_rate ?? null,
+    vendor: input.vendor ?? null,
+    product_type: input.product_type ?? null,
+    tags: JSON.stringify(tags),
+    images: JSON.stringify(normalizeImages(input.images ?? [])),
+    created_at: now,
+    updated_at: now,
+  }
+  const slug = await insertProductWithUniqueSlug(
+    db,
+    { ...row, tag_keys: tagKeysJson(tags) },
+    slugify(input.name),
+  )
+  return rowToProduct({ ...row, slug, max_variant_position: 0, version: 1 })
+}
+
+/**
+ * The unit of work of a PATCH: a JSON Merge Patch of the product's fields. The checks run in
+ * the contract's order (existence, If-Match, transition, then the slug's uniqueness); a patch
+ * that changes nothing writes nothing, so the version and updatedAt stay as they are.
+ */
+export function updateProductWork(
+  storeId: string,
+  id: string,
+  patch: UpdateProductInput,
+  ifMatch: string | undefined,
+): Work<Product> {
+  return async (db) => {
+    checkImageUrls(patch.images)
+    const row = await lockProduct(db, storeId, id, ifMatch)
+    const current = rowToProduct(row)
+    const next = mergeProduct(current, patch)
+    checkTransition(current.status, next.status)
+    if (sameFields(current, next)) return current
+    if (next.slug !== current.slug) await claimSlugSetByHand(db, storeId, next.slug)
+    let updated: ProductRow
+    try {
+      updated = await updateProductRow(db, storeId, row.id, storedChanges(next, nowIso()))
+    } catch (error) {
+      if (violatedUniqueConstraint(error) !== 'products_slug_key') throw error
+      throw new AppError('duplicate_slug', 'Another product in your store already has this slug.')
+    }
+    if (!sameTags(current.tags, next.tags)) {
+      await replaceProductTags(
+        db,
+        { store_id: storeId, id: row.id, created_at: current.createdAt },
+        tagKeysJson(next.tags),
+      )
+    }
+    return rowToProduct(updated)
+  }
+}
+
+/** The fields a merge patch may change, with the values a patch gives them. */
+type PatchableFields = Omit<Product, 'id' | 'version' | 'createdAt' | 'updatedAt'>
+
+function mergeProduct(current: Product, patch: UpdateProductInput): PatchableFields {
+  const pick = <T>(sent: T | null | undefined, stored: T, cleared: T): T =>
+    sent === undefined ? stored : sent === null ? cleared : sent
+  return {
+    name: patch.name ?? current.name,
+    slug: patch.slug ?? current.slug,
+    status: patch.status ?? current.status,
+    description: pick(patch.description, current.description, null),
+    price: patch.price ?? current.price,
+    compareAtPrice: pick(patch.compare_at_price, current.compareAtPrice, null),
+    sku: pick(patch.sku, current.sku, null),
+    barcode: pick(patch.barcode, current.barcode, null),
+    taxRate: pick(patch.tax_rate, current.taxRate, null),
+    vendor: pick(patch.vendor, current.vendor, null),
+    productType: pick(patch.product_type, current.productType, null),
+    tags: patch.tags === undefined ? current.tags : uniqueTags(patch.tags ?? []),
+    images: patch.images === undefined ? current.images : normalizeImages(patch.images ?? []),
+  }
+}
+
+/** Whether every field of `next` is what `current` holds: lists and images compared whole. */
+function sameFields(current: Product, next: PatchableFields): boolean {
+  return (Object.keys(next) as (keyof PatchableFields)[]).every((field) =>
+    field === 'tags' || field === 'images'
+      ? JSON.stringify(current[field]) === JSON.stringify(next[field])
+      : Object.is(current[field], next[field]) || current[field] === next[field],
+  )
+}
+
+function sameTags(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((tag, i) => tagKey(tag) === tagKey(b[i]!))
+}
+
+function storedChanges(next: PatchableFields, now: string): ProductChanges {
+  return [
+    next.name,
+    next.slug,
+    next.status,
+    next.description,
+    toStoredAmount(next.price),
+    toStoredAmountOrNull(next.compareAtPrice),
+    next.sku,
+    next.barcode,
+    next.taxRate,
+    next.vendor,
+    next.productType,
+    JSON.stringify(next.tags),
+    JSON.stringify(next.images),
+    now,
+  ]
+}
+
+/** The unit of work of a DELETE of a product: its variants go with it. */
+export function deleteProductWork(
+  storeId: string,
+  id: string,
+  ifMatch: string | undefined,
+): Work<Deleted> {
+  return async (db) => {
+    const row = await lockProduct(db, storeId, id, ifMatch)
+    await deleteProductRow(db, storeId, row.id)
+    return { id: row.id, deleted: true }
+  }
+}
+
+/**
+ * The product a write of it (or of one of its variants) is about, locked for the rest of the
+ * unit of work: 404 when the store has no such product, then 412 when `ifMatch` is given
+ * and names another version. The If-Match of a variant's write names the variant's version,
+ * not the product's: leave it out here and check it on the variant.
+ */
+export async function lockProduct(
+  db: Executor,
+  storeId: string,
+  id: string,
+  ifMatch?: string,
+): Promise<ProductRow> {
+  if (!isUuid(id)) throw productNotFound()
+  const row = await findProductForUpdate(db, storeId, id.toLowerCase())
+  if (row === undefined) throw productNotFound()
+  if (!ifMatchAllows(ifMatch, row.version)) throw preconditionFailed()
+  return row
+}
+
+export async function getProduct(
+  database: Database,
+  storeId: string,
+  id: string,
+): Promise<ProductWithVariants> {
+  if (!isUuid(id)) throw productNotFound()
+  const found = await findProductWithVariants(database.kysely, storeId, id.toLowerCase())
+  if (!found) throw productNotFound()
+  return { ...rowToProduct(found.product), variants: found.variants.map(rowToVariant) }
+}
+
+export async function listProducts(
+  database: Database,
+  storeId: string,
+  query: ListProductsQuery,
+): Promise<{ data: Product[]; nextCursor: string | null }> {
+  // The query schema's default fills limit in; the fallback is for the type only.
+  const limit = query.limit ?? DEFAULT_PAGE_SIZE
+  const rows = await listProductRows(database.kysely, {
+    storeId,
+    filters: {
+      status: query.status,
+      slug: query.slug,
+      vendor: query.vendor,
+      productType: query.product_type,
+      tag: query.tag === undefined ? undefined : tagKey(query.tag),
+    },
+    after: query.cursor === undefined ? undefined : decodeCursor(query.cursor),
+    limit: limit + 1,
+  })
+  const data = rows.slice(0, limit).map(rowToProduct)
+  const last = data.at(-1)
+  const nextCursor = rows.length > limit && last ? encodeCursor(last) : null
+  return { data, nextCursor }
+}

@@ -1,0 +1,267 @@
+import { createHash } from 'node:crypto'
+import type { Database } from '../db/database.js'
+import { violatedUniqueConstraint } from '../db/driver-errors.js'
+import type { Executor } from '../db/schema.js'
+import { isUuid, newId, nowIso } from '../db/values.js'
+import { AppError, productNotFound, validationFailed, variantNotFound } from '../errors.js'
+import { ifMatchAllows } from '../http/conditional.js'
+import { rowToVariant } from './catalog.mappers.js'
+import {
+  MAX_POSITION,
+  type CreateVariantInput,
+  type UpdateVariantInput,
+  type Variant,
+} from './catalog.schemas.js'
+import { toStoredAmount, toStoredAmountOrNull } from './money.js'
+import {
+  getProduct,
+  lockProduct,
+  preconditionFailed,
+  type Deleted,
+  type Work,
+} from './product.service.js'
+import { touchProductForVariants } from './product.repository.js'
+import {
+  deleteVariantRow,
+  findVariant,
+  findVariantBySku,
+  insertVariantIntoProduct,
+  updateVariantRow,
+  type VariantFields,
+} from './variant.repository.js'
+
+export function addVariant(
+  database: Database,
+  storeId: string,
+  productId: string,
+  input: CreateVariantInput,
+): Promise<Variant> {
+  if (!isUuid(productId)) return Promise.reject(productNotFound())
+  return database.writeAtomic(addVariantWork(storeId, productId, input))
+}
+
+/** The unit of work behind addVariant, for a caller that runs it in its own write. */
+export function addVariantWork(
+  storeId: string,
+  productId: string,
+  input: CreateVariantInput,
+): Work<Variant> {
+  return async (db) => {
+    if (!isUuid(productId)) throw productNotFound()
+    return addVariantIn(db, storeId, productId.toLowerCase(), input)
+  }
+}
+
+async function addVariantIn(
+  db: Executor,
+  storeId: string,
+  productId: string,
+  input: CreateVariantInput,
+): Promise<Variant> {
+  const options = input.options ?? {}
+  const now = nowIso()
+  const fields = {
+    store_id: storeId,
+    id: newId(),
+    product_id: productId,
+    name: input.name,
+    sku: input.sku ?? null,
+    barcode: input.barcode ?? null,
+    price_e4: input.price == null ? null : toStoredAmount(input.price),
+    compare_at_price_e4: toStoredAmountOrNull(input.compare_at_price),
+    options: JSON.stringify(options),
+    options_key: optionsKey(options),
+    position: input.position ?? null,
+    weight_grams: input.weight_grams ?? null,
+    created_at: now,
+    updated_at: now,
+  }
+  let inserted: { price_e4: number; position: number } | undefined
+  try {
+    inserted = await insertVariantIntoProduct(db, fields)
+  } catch (error) {
+    throw conflictError(error) ?? error
+  }
+  if (!inserted) throw productNotFound()
+  if (inserted.position > MAX_POSITION) throw positionOverflow()
+  return rowToVariant({ ...fields, ...inserted, version: 1 })
+}
+
+/**
+ * The unit of work of a PATCH of a variant: a JSON Merge Patch of its fields. The product is
+ * locked first (every write of a product's variants locks it first, so two never wait on
+ * each other in opposite orders), then the variant is found and its If-Match checked. A
+ * real change raises the variant's version and its product's.
+ */
+export function updateVariantWork(
+  storeId: string,
+  productId: string,
+  variantId: string,
+  patch: UpdateVariantInput,
+  ifMatch: string | undefined,
+): Work<Variant> {
+  return async (db) => {
+    const { product, current } = await lockVariant(db, storeId, productId, variantId, ifMatch)
+    const next = mergeVariant(current, patch)
+    if (sameFields(current, next)) return rowToVariant(current)
+    const now = nowIso()
+    let updated: VariantFields
+    try {
+      updated = await updateVariantRow(db, storeId, current.id, [
+        next.name,
+        next.sku,
+        next.barcode,
+        next.price_e4,
+        next.compare_at_price_e4,
+        next.options,
+        optionsKey(JSON.parse(next.options) as Record<string, string>),
+        next.position,
+        next.weight_grams,
+        now,
+      ])
+    } catch (error) {
+      throw conflictError(error) ?? error
+    }
+    await touchProductForVariants(db, storeId, product, now)
+    return rowToVariant(updated)
+  }
+}
+
+/** The variant's columns a merge patch may change. */
+type PatchableColumns = Pick<
+  VariantFields,
+  'name' | 'sku' | 'barcode' | 'price_e4' | 'compare_at_price_e4' | 'position' | 'weight_grams'
+> & { options: string }
+
+function mergeVariant(current: VariantFields, patch: UpdateVariantInput): PatchableColumns {
+  const pick = <T>(sent: T | null | undefined, stored: T): T | null =>
+    sent === undefined ? stored : sent
+  return {
+    name: patch.name ?? current.name,
+    sku: pick(patch.sku, current.sku),
+    barcode: pick(patch.barcode, current.barcode),
+    price_e4: patch.price === undefined ? current.price_e4 : toStoredAmount(patch.price),
+    compare_at_price_e4:
+      patch.compare_at_price === undefined
+        ? current.compare_at_price_e4
+        : toStoredAmountOrNull(patch.compare_at_price),
+    options:
+      patch.options === undefined
+        ? optionsText(current.options)
+        : JSON.stringify(patch.options ?? {}),
+    position: patch.position ?? current.position,
+    weight_grams: pick(patch.weight_grams, current.weight_grams),
+  }
+}
+
+function sameFields(current: VariantFields, next: PatchableColumns): boolean {
+  return (Object.keys(next) as (keyof PatchableColumns)[]).every((column) =>
+    column === 'options'
+      ? optionsText(current.options) === next.options
+      : current[column] === next[column],
+  )
+}
+
+/** The options as the JSON text they were sent as (PostgreSQL's json arrives parsed). */
+function optionsText(options: VariantFields['options']): string {
+  return typeof options === 'string' ? options : JSON.stringify(options)
+}
+
+/** The unit of work of a DELETE of a variant; the product's next default position follows. */
+export function deleteVariantWork(
+  storeId: string,
+  productId: string,
+  variantId: string,
+  ifMatch: string | undefined,
+): Work<Deleted> {
+  return async (db) => {
+    const { product, current } = await lockVariant(db, storeId, productId, variantId, ifMatch)
+    await deleteVariantRow(db, storeId, current.id)
+    await touchProductForVariants(db, storeId, product, nowIso())
+    return { id: current.id, deleted: true }
+  }
+}
+
+/** The product (locked) and the variant a write is about: 404, then 412, as the contract orders. */
+async function lockVariant(
+  db: Executor,
+  storeId: string,
+  productId: string,
+  variantId: string,
+  ifMatch: string | undefined,
+): Promise<{ product: string; current: VariantFields }> {
+  if (!isUuid(variantId)) throw variantNotFound()
+  const product = await lockProduct(db, storeId, productId)
+  const current = await findVariant(db, storeId, product.id, variantId.toLowerCase())
+  if (current === undefined) throw variantNotFound()
+  if (!ifMatchAllows(ifMatch, current.version)) throw preconditionFailed()
+  return { product: product.id, current }
+}
+
+export async function getVariant(
+  database: Database,
+  storeId: string,
+  productId: string,
+  variantId: string,
+): Promise<Variant> {
+  if (!isUuid(productId) || !isUuid(variantId)) throw variantNotFound()
+  const row = await findVariant(
+    database.kysely,
+    storeId,
+    productId.toLowerCase(),
+    variantId.toLowerCase(),
+  )
+  if (row === undefined) throw variantNotFound()
+  return rowToVariant(row)
+}
+
+export async function listVariants(
+  database: Database,
+  storeId: string,
+  id: string,
+): Promise<Variant[]> {
+  return (await getProduct(database, storeId, id)).variants
+}
+
+/** The store's variant with this sku (compared after trimming), as a list of one or none. */
+export async function findVariantsBySku(
+  database: Database,
+  storeId: string,
+  sku: string,
+): Promise<Variant[]> {
+  const row = await findVariantBySku(database.kysely, storeId, sku.trim())
+  return row === undefined ? [] : [rowToVariant(row)]
+}
+
+function positionOverflow(): AppError {
+  return validationFailed([
+    { field: 'position', message: `is required: the next position would pass ${MAX_POSITION}` },
+  ])
+}
+
+/**
+ * What makes two option sets the same: the same names with the same values, in any order.
+ * Hashed so the unique index stays small whatever the options' size.
+ */
+export function optionsKey(options: Record<string, string>): string | null {
+  const entries = Object.entries(options).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+  if (entries.length === 0) return null
+  return createHash('sha256').update(JSON.stringify(entries)).digest('hex')
+}
+
+/** A database refusal of a variant's write, as the contract's error; undefined for anything else. */
+function conflictError(error: unknown): AppError | undefined {
+  // PostgreSQL: a default position past the integer column's range.
+  if ((error as { code?: unknown }).code === '22003') return positionOverflow()
+  switch (violatedUniqueConstraint(error)) {
+    case 'variants_sku_key':
+      return new AppError('duplicate_sku', 'Another variant in your store already has this sku.')
+    case 'variants_options_key':
+      return new AppError(
+        'duplicate_options',
+        'Another variant of this product already has these options.',
+      )
+    default:
+      return undefined
+  }
+}

@@ -104,7 +104,8 @@ export function buildRequest(spec: RequestSpec, tag: string, n: number): HttpReq
  * price (a no-op patch writes nothing, which is not what is measured).
  */
 function changes(tag: string, n: number): string {
-  return JSON.stringify({ name: `Bench ${tag} edit ${n}`, price: 10 + (n % 1_000_000) / 100 })
+  // Whole cents over 100: 10 + n / 100 would send 11.120000000000001 now and then (a 400).
+  return JSON.stringify({ name: `Bench ${tag} edit ${n}`, price: (1000 + (n % 1_000_000)) / 100 })
 }
 
 function pick<T>(items: T[], n: number): T {

@@ -8,7 +8,7 @@ import { apiClient, createProducts } from './fixtures.js'
 import type { HttpClient } from './http-client.js'
 import type { LoadGenerator, SequenceArmResult } from './load-job.js'
 import { measureInTurn, measureWindow, ROUNDS, type WindowFigures } from './measure.js'
-import { buildRequest, PAGE_SIZE, type ListFilter } from './requests.js'
+import { buildRequest, PAGE_SIZE, type ListFilter, type RequestSpec } from './requests.js'
 import { FIRST_SEEDED, SEEDED_FILTERS, seedProducts } from './seed.js'
 import { ratio, type LatencySummary } from './stats.js'
 import {
@@ -76,7 +76,7 @@ export interface ScaleFigures {
     referenceLatency: LatencySummary
     filters: FilteredPage[]
   }
-  /** Non-2xx answers of the one-at-a-time requests (each must be 0). */
+  /** Non-2xx answers of the one-at-a-time requests, and failures of (e)'s warm-ups (must be 0). */
   sequentialNon2xx: number
 }
 
@@ -182,7 +182,7 @@ async function runScaleBeside(
       `  list page ${DEEP_PAGE}: p50 ${deepPage.latency.p50.toFixed(2)} ms vs page 1 ${firstPage.latency.p50.toFixed(2)} ms`,
     )
 
-    const filtered = await measureFilteredPages(context, dialect, server, load)
+    const filtered = await measureFilteredPages(context, dialect, server, load, config)
     log(
       `  filtered pages of the 1M store, p50: ` +
         filtered.arms.map((arm) => `${arm.label} ${arm.latency.p50.toFixed(2)} ms`).join(', '),
@@ -215,10 +215,12 @@ async function runScaleBeside(
         p99Ratio: ratio(deepPage.latency.p99, firstPage.latency.p99),
       },
       filteredPages: filtered.figures,
-      sequentialNon2xx: [sameName, freshName, firstPage, deepPage, ...filtered.arms].reduce(
-        (sum, arm) => sum + arm.non2xx,
-        0,
-      ),
+      sequentialNon2xx:
+        filtered.warmupNon2xx +
+        [sameName, freshName, firstPage, deepPage, ...filtered.arms].reduce(
+          (sum, arm) => sum + arm.non2xx,
+          0,
+        ),
     }
   } finally {
     client.close()
@@ -253,20 +255,40 @@ async function checkSeededSlugs(client: HttpClient): Promise<void> {
  * nothing beyond that page: PAGE_SIZE products, seeded as the million are, so that both pages
  * carry the same rows (an empty store's page of no rows would also time the serializing of
  * 50 products, which no index can save). The tag and vendor each match some 10,000 of the
- * million, so a plan that sorts the matches shows. One request at a time, the four arms
- * alternating in blocks.
+ * million, so a plan that sorts the matches shows. Both servers are first warmed up at full
+ * load on the pages they serve (the reference is a fresh process, and a cold one would flatter
+ * the ratio); then one request at a time, the four arms alternating in blocks.
  */
 async function measureFilteredPages(
   context: TargetContext,
   dialect: Dialect,
   million: RunningServer,
   load: LoadGenerator,
-): Promise<{ figures: ScaleFigures['filteredPages']; arms: SequenceArmResult[] }> {
+  config: BenchConfig,
+): Promise<{
+  figures: ScaleFigures['filteredPages']
+  arms: SequenceArmResult[]
+  warmupNon2xx: number
+}> {
   const reference = await startService(context, dialect, (url) => seedProducts(url, PAGE_SIZE))
   try {
     const filters = Object.values(SEEDED_FILTERS)
     const rows = await checkFilteredPages(million, reference, filters)
     const target = (server: RunningServer) => ({ url: server.url, key: server.key })
+    const warmUp = (server: RunningServer, specs: RequestSpec[]) =>
+      load.load({
+        targets: [target(server)],
+        specs,
+        connections: config.connections,
+        until: { seconds: config.warmupS },
+      })
+    const warmups = [
+      await warmUp(reference, [{ kind: 'list-page' }]),
+      await warmUp(
+        million,
+        filters.map((filter) => ({ kind: 'list-page', filter })),
+      ),
+    ]
     const arms = await load.sequence({
       target: target(million),
       arms: [
@@ -283,6 +305,7 @@ async function measureFilteredPages(
     if (!base || pages.length !== filters.length) throw new Error('a sequence lost an arm')
     return {
       arms,
+      warmupNon2xx: warmups.reduce((sum, warmup) => sum + warmup.non2xx + warmup.errors, 0),
       figures: {
         referenceStoreProducts: PAGE_SIZE,
         referenceLatency: base.latency,

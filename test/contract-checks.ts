@@ -19,6 +19,10 @@ export const CONTRACT_ERRORS: Readonly<Record<string, number>> = {
   idempotency_key_in_use: 409,
   idempotency_key_reused: 422,
   rate_limited: 429,
+  // Issue 14's updates and deletes.
+  precondition_failed: 412,
+  invalid_transition: 409,
+  duplicate_slug: 409,
 }
 
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/

@@ -179,6 +179,110 @@ const numberFieldText = fc.oneof(
   { weight: 1, arbitrary: fc.constant('null') },
 )
 
+/** Tag lists: odd strings, at and past the bounds (250 tags, 255 characters), duplicates. */
+const tagsText = fc.oneof(
+  {
+    weight: 3,
+    arbitrary: fc.array(oddString, { maxLength: 4 }).map((tags) => JSON.stringify(tags)),
+  },
+  fc.constantFrom(
+    '[]',
+    '["Sale","sale"," SALE ","Été","ÉTÉ"]',
+    '[""]',
+    '["  "]',
+    '[1]',
+    '[null]',
+    '[["a"]]',
+    JSON.stringify(['t'.repeat(255)]),
+    JSON.stringify([' '.repeat(3) + 't'.repeat(255) + ' ']),
+    JSON.stringify(['t'.repeat(256)]),
+  ),
+  fc
+    .constantFrom(249, 250, 251)
+    .map((n) => JSON.stringify(Array.from({ length: n }, (_, i) => `t${i}`))),
+  { weight: 1, arbitrary: wrongTypeText },
+  { weight: 1, arbitrary: fc.constant('null') },
+)
+
+/** One image: URLs right and wrong (scheme, relative, length 2,048), alt at and past 512. */
+const imageText = fc
+  .tuple(
+    fc.constantFrom(
+      '"https://example.com/a.png"',
+      '"http://cdn.example.org/p/1.jpg?w=300#x"',
+      JSON.stringify(`https://example.com/${'p'.repeat(2048 - 20)}`),
+      JSON.stringify(`https://example.com/${'p'.repeat(2048 - 19)}`),
+      '"ftp://example.com/a.png"',
+      '"/relative.png"',
+      '"example.com/a.png"',
+      '"javascript:alert(1)"',
+      '"data:image/png;base64,AAAA"',
+      '""',
+      'null',
+      '42',
+    ),
+    fc.option(
+      fc.oneof(
+        fc.constantFrom(
+          '"A red mug"',
+          '""',
+          'null',
+          JSON.stringify('a'.repeat(512)),
+          JSON.stringify('😀'.repeat(512)),
+          JSON.stringify('a'.repeat(513)),
+          '7',
+        ),
+        oddString.map((alt) => JSON.stringify(alt)),
+      ),
+      { nil: undefined },
+    ),
+  )
+  .map(([url, alt]) => (alt === undefined ? `{"url":${url}}` : `{"url":${url},"alt":${alt}}`))
+
+const imagesText = fc.oneof(
+  {
+    weight: 3,
+    arbitrary: fc.array(imageText, { maxLength: 3 }).map((items) => `[${items.join(',')}]`),
+  },
+  fc
+    .constantFrom(250, 251)
+    .map(
+      (n) =>
+        `[${Array.from({ length: n }, () => '{"url":"https://example.com/a.png"}').join(',')}]`,
+    ),
+  fc.constantFrom('[]', '[null]', '["https://example.com/a.png"]', '[{}]', '[{"alt":"x"}]'),
+  { weight: 1, arbitrary: wrongTypeText },
+  { weight: 1, arbitrary: fc.constant('null') },
+)
+
+const weightText = fc.oneof(
+  fc.constantFrom('0', '-1', '1', '1000000000', '1000000001', '1e9', '250.5', '-0', '"250"'),
+  numberFieldText,
+)
+
+/** Slugs for a PATCH: the format's edges (128 characters, single dashes, lowercase) and odd text. */
+const slugText = fc.oneof(
+  fc.constantFrom(
+    '"fuzz-target"',
+    '"fuzzed-slug"',
+    '"a"',
+    '"0-1-2"',
+    JSON.stringify('a'.repeat(128)),
+    JSON.stringify('a'.repeat(129)),
+    JSON.stringify(`${'a'.repeat(63)}-${'b'.repeat(64)}`),
+    '"A"',
+    '"a--b"',
+    '"-a"',
+    '"a-"',
+    '"a_b"',
+    '"a b"',
+    '"ß"',
+    '""',
+    'null',
+  ),
+  stringFieldText,
+)
+
 const FIELD_TEXT: Record<BodyKind, Record<string, fc.Arbitrary<string>>> = {
   product: {
     description: stringFieldText,
@@ -191,6 +295,10 @@ const FIELD_TEXT: Record<BodyKind, Record<string, fc.Arbitrary<string>>> = {
     sku: stringFieldText,
     barcode: stringFieldText,
     tax_rate: numberFieldText,
+    vendor: stringFieldText,
+    product_type: stringFieldText,
+    tags: tagsText,
+    images: imagesText,
   },
   variant: {
     sku: stringFieldText,
@@ -199,6 +307,24 @@ const FIELD_TEXT: Record<BodyKind, Record<string, fc.Arbitrary<string>>> = {
     compare_at_price: numberFieldText,
     options: fc.oneof({ weight: 4, arbitrary: optionsText }, stringFieldText),
     position: numberFieldText,
+    weight_grams: weightText,
+  },
+}
+
+/** A PATCH takes the create fields plus `slug` on a product. */
+const PATCH_FIELD_TEXT: Record<BodyKind, Record<string, fc.Arbitrary<string>>> = {
+  product: { ...FIELD_TEXT.product, slug: slugText },
+  variant: {
+    ...FIELD_TEXT.variant,
+    // A sku and an options set another variant holds (see the PATCH property of fuzz.test.ts).
+    sku: fc.oneof(
+      { weight: 4, arbitrary: FIELD_TEXT.variant.sku! },
+      fc.constantFrom('"TAKEN"', '" TAKEN "'),
+    ),
+    options: fc.oneof(
+      { weight: 4, arbitrary: FIELD_TEXT.variant.options! },
+      fc.constantFrom('{"size":"M"}', '{"color":"red"}'),
+    ),
   },
 }
 
@@ -225,7 +351,53 @@ const unknownField = fc.tuple(
  * define, in any order.
  */
 export function nearValidBody(kind: BodyKind): fc.Arbitrary<string> {
-  const fieldEntries = Object.entries(FIELD_TEXT[kind]).map(([field, text]) =>
+  return bodyOf(FIELD_TEXT[kind], 10)
+}
+
+/**
+ * A merge patch close to a valid one: some of the endpoint's fields (any may be left out, the
+ * name too) with values at, inside and past their bounds, null or of the wrong type, and some
+ * fields the request does not define, in any order.
+ */
+export function nearValidPatch(kind: BodyKind): fc.Arbitrary<string> {
+  return bodyOf(PATCH_FIELD_TEXT[kind], 2)
+}
+
+/**
+ * Valid patches of the fields that conflict or transition: a status (archived to active is
+ * refused), a slug another product holds (fuzz-target, patch-target), a sku another variant
+ * holds (TAKEN) or an options set a sibling holds ({"size": "M"}), with their own values too.
+ */
+export function conflictingPatch(kind: BodyKind): fc.Arbitrary<string> {
+  const fields: Record<string, fc.Arbitrary<string>> = kind === 'product'
+    ? {
+        status: fc.constantFrom('"draft"', '"active"', '"archived"'),
+        slug: fc.constantFrom('"fuzz-target"', '"patch-target"', '"fresh-slug"'),
+        name: fc.constantFrom('"Patch target"', '"Renamed"'),
+      }
+    : {
+        sku: fc.constantFrom('"TAKEN"', '" TAKEN "', '"FREE"', 'null'),
+        options: fc.constantFrom('{"size":"M"}', '{"M":"size"}', '{"color":"red"}', '{}', 'null'),
+        name: fc.constantFrom('"Patched"', '"Renamed"'),
+      }
+  return fc
+    .record(fields, { requiredKeys: [] })
+    .map((record) => objectText(Object.entries(record) as [string, string][]))
+}
+
+/** Patches of every kind: JSON values, near-valid and conflicting objects, text and raw bytes. */
+export function anyPatch(kind: BodyKind): fc.Arbitrary<string | Buffer> {
+  return fc.oneof(
+    { weight: 3, arbitrary: anyOf(nearValidPatch(kind)) },
+    { weight: 1, arbitrary: conflictingPatch(kind) },
+  )
+}
+
+function bodyOf(
+  fieldText: Record<string, fc.Arbitrary<string>>,
+  nameFreq: number,
+): fc.Arbitrary<string> {
+  const fieldEntries = Object.entries(fieldText).map(([field, text]) =>
     fc.option(
       text.map((value): [string, string] => [field, value]),
       { freq: 2, nil: undefined },
@@ -235,7 +407,7 @@ export function nearValidBody(kind: BodyKind): fc.Arbitrary<string> {
     fc
       .oneof({ weight: 3, arbitrary: fc.constant('"Fuzzed thing"') }, stringFieldText)
       .map((value): [string, string] => ['name', value]),
-    { freq: 10, nil: undefined },
+    { freq: nameFreq, nil: undefined },
   )
   return fc
     .tuple(name, fc.tuple(...fieldEntries), fc.array(unknownField, { maxLength: 2 }))
@@ -250,8 +422,12 @@ export function nearValidBody(kind: BodyKind): fc.Arbitrary<string> {
 
 /** Bodies of every kind: JSON values, near-valid objects, text and raw bytes. */
 export function anyBody(kind: BodyKind): fc.Arbitrary<string | Buffer> {
+  return anyOf(nearValidBody(kind))
+}
+
+function anyOf(nearValid: fc.Arbitrary<string>): fc.Arbitrary<string | Buffer> {
   return fc.oneof(
-    { weight: 4, arbitrary: nearValidBody(kind) },
+    { weight: 4, arbitrary: nearValid },
     { weight: 2, arbitrary: fc.jsonValue().map((v) => JSON.stringify(v)) },
     { weight: 1, arbitrary: fc.string({ unit: oddCharacter, maxLength: 40 }) },
     { weight: 1, arbitrary: fc.uint8Array({ maxLength: 200 }).map((b) => Buffer.from(b)) },
@@ -259,7 +435,7 @@ export function anyBody(kind: BodyKind): fc.Arbitrary<string | Buffer> {
       weight: 1,
       // Valid bodies cut short or with a byte changed: almost JSON.
       arbitrary: fc
-        .tuple(nearValidBody(kind), fc.nat(), fc.integer({ min: 0, max: 255 }))
+        .tuple(nearValid, fc.nat(), fc.integer({ min: 0, max: 255 }))
         .map(([text, at, byte]) => {
           const bytes = Buffer.from(text)
           if (bytes.length === 0) return bytes

@@ -174,3 +174,15 @@ export function expectError(
   }
   return body
 }
+
+/** Ids that are not the UUID `id`, though they look close to it: each must be 404, never 500. */
+export function malformedIds(id: string): string[] {
+  return [
+    'not-a-uuid',
+    '123',
+    `${id}0`,
+    id.slice(1),
+    id.replaceAll('-', ''),
+    encodeURIComponent(`${id}' or '1'='1`),
+  ]
+}

@@ -2,7 +2,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { principalOf } from '../auth/auth.hook.js'
 import type { Database } from '../db/database.js'
 import { etagOf, ifNoneMatchHits } from '../http/conditional.js'
-import { ErrorBody } from '../http/schemas.js'
+import type { TSchema } from 'typebox'
+import { ErrorBody, withErrors } from '../http/schemas.js'
 import { idempotentCall } from '../idempotency/idempotency.http.js'
 import {
   createIdempotentWriter,
@@ -21,6 +22,11 @@ export const bodyErrors = {
   413: ErrorBody,
   415: ErrorBody,
   422: ErrorBody,
+}
+
+/** The answers of a PATCH or DELETE: `ok`, or an error of the body, the record or If-Match. */
+export function conditionalWriteResponses<T extends TSchema>(ok: T) {
+  return withErrors({ 200: ok, 404: ErrorBody, 412: ErrorBody, ...bodyErrors })
 }
 
 /** Runs the unit of work of a write and sends its answer; see createWriteRunner. */

@@ -169,12 +169,8 @@ function rowValues(row: NewProduct): RowValues {
   ]
 }
 
-/** The values of a product row but its slug, in the order of the statements below. */
-type RowValues = [
-  storeId: string,
-  id: string,
-  name: string,
-  status: string,
+/** The values of the product's own fields that both a create and a PATCH write, in order. */
+type FieldValues = [
   description: string | null,
   priceE4: number,
   compareAtPriceE4: number | null,
@@ -185,6 +181,15 @@ type RowValues = [
   productType: string | null,
   tags: string,
   images: string,
+]
+
+/** The values of a product row but its slug, in the order of the statements below. */
+type RowValues = [
+  storeId: string,
+  id: string,
+  name: string,
+  status: string,
+  ...FieldValues,
   createdAt: string,
   updatedAt: string,
 ]
@@ -389,16 +394,7 @@ export type ProductChanges = [
   name: string,
   slug: string,
   status: string,
-  description: string | null,
-  priceE4: number,
-  compareAtPriceE4: number | null,
-  sku: string | null,
-  barcode: string | null,
-  taxRate: number | null,
-  vendor: string | null,
-  productType: string | null,
-  tags: string,
-  images: string,
+  ...FieldValues,
   updatedAt: string,
 ]
 

@@ -7,7 +7,13 @@ import { IfMatchHeader, IfNoneMatchHeader, NotModified } from '../http/condition
 import { ErrorBody, IdParams, withErrors } from '../http/schemas.js'
 import { MERGE_PATCH_TYPE, prepareJsonBody } from '../http/validation.js'
 import { IdempotencyHeaders } from '../idempotency/idempotency.http.js'
-import { bodyErrors, PREFIX, sendRecord, type WriteRunner } from './catalog.routes.js'
+import {
+  bodyErrors,
+  conditionalWriteResponses,
+  PREFIX,
+  sendRecord,
+  type WriteRunner,
+} from './catalog.routes.js'
 import {
   CreateProductBody,
   DeletedResponse,
@@ -121,12 +127,7 @@ export function registerProductRoutes(
         headers: ConditionalWriteHeaders,
         consumes: ['application/json', MERGE_PATCH_TYPE],
         body: UpdateProductBody,
-        response: withErrors({
-          200: ProductResponse,
-          404: ErrorBody,
-          412: ErrorBody,
-          ...bodyErrors,
-        }),
+        response: conditionalWriteResponses(ProductResponse),
       },
     },
     async (request, reply) =>
@@ -148,12 +149,7 @@ export function registerProductRoutes(
           'again. With `If-Match`, only that version is deleted (412 `precondition_failed`).',
         params: IdParams,
         headers: ConditionalWriteHeaders,
-        response: withErrors({
-          200: DeletedResponse,
-          404: ErrorBody,
-          412: ErrorBody,
-          ...bodyErrors,
-        }),
+        response: conditionalWriteResponses(DeletedResponse),
       },
     },
     async (request, reply) =>

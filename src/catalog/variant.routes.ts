@@ -7,7 +7,13 @@ import { NotModified } from '../http/conditional.js'
 import { ErrorBody, IdParams, withErrors } from '../http/schemas.js'
 import { MERGE_PATCH_TYPE, prepareJsonBody } from '../http/validation.js'
 import { IdempotencyHeaders } from '../idempotency/idempotency.http.js'
-import { bodyErrors, PREFIX, sendRecord, type WriteRunner } from './catalog.routes.js'
+import {
+  bodyErrors,
+  conditionalWriteResponses,
+  PREFIX,
+  sendRecord,
+  type WriteRunner,
+} from './catalog.routes.js'
 import {
   CreateVariantBody,
   DeletedResponse,
@@ -131,12 +137,7 @@ export function registerVariantRoutes(
         headers: ConditionalWriteHeaders,
         consumes: ['application/json', MERGE_PATCH_TYPE],
         body: UpdateVariantBody,
-        response: withErrors({
-          200: VariantResponse,
-          404: ErrorBody,
-          412: ErrorBody,
-          ...bodyErrors,
-        }),
+        response: conditionalWriteResponses(VariantResponse),
       },
     },
     async (request, reply) => {
@@ -161,12 +162,7 @@ export function registerVariantRoutes(
           'only that version is deleted (412 `precondition_failed`).',
         params: VariantParams,
         headers: ConditionalWriteHeaders,
-        response: withErrors({
-          200: DeletedResponse,
-          404: ErrorBody,
-          412: ErrorBody,
-          ...bodyErrors,
-        }),
+        response: conditionalWriteResponses(DeletedResponse),
       },
     },
     async (request, reply) => {

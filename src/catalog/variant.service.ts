@@ -145,13 +145,25 @@ function mergeVariant(current: VariantFields, patch: UpdateVariantInput): Patcha
       patch.compare_at_price === undefined
         ? current.compare_at_price_e4
         : toStoredAmountOrNull(patch.compare_at_price),
-    options:
-      patch.options === undefined
-        ? optionsText(current.options)
-        : JSON.stringify(patch.options ?? {}),
+    options: mergeOptions(current.options, patch.options),
     position: patch.position ?? current.position,
     weight_grams: pick(patch.weight_grams, current.weight_grams),
   }
+}
+
+/**
+ * The options a patch leaves: the ones sent, unless they are the stored ones in another key
+ * order (the same set, as the uniqueness rule compares them): then the stored text stays.
+ */
+function mergeOptions(
+  stored: VariantFields['options'],
+  sent: Record<string, string> | null | undefined,
+): string {
+  const storedText = optionsText(stored)
+  if (sent === undefined) return storedText
+  const options = sent ?? {}
+  const same = optionsKey(options) === optionsKey(JSON.parse(storedText) as Record<string, string>)
+  return same ? storedText : JSON.stringify(options)
 }
 
 function sameFields(current: VariantFields, next: PatchableColumns): boolean {

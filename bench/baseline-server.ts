@@ -1,8 +1,9 @@
 /**
  * The bare baseline: the least a server can do for each route of the benchmark. Fastify 5
  * parses the JSON body, then one statement runs with the raw driver (one INSERT ... RETURNING,
- * or one SELECT), prepared once; no auth, no validation, no slug, no defaults. The tables
- * have the shapes and indexes of the service's products and variants.
+ * one UPDATE ... RETURNING of the row, or one SELECT), prepared once; no auth, no validation,
+ * no slug, no defaults, no versions of a variant's product. The tables have the shapes and
+ * indexes of the service's products and variants.
  *
  * Environment: BASELINE_DATABASE (`sqlite:<file>` or a postgres:// URL of an empty database),
  * BASELINE_SYNCHRONOUS (NORMAL or FULL, SQLite only), HOST, PORT.
@@ -18,11 +19,16 @@ import pg from 'pg'
 
 type Row = Record<string, unknown>
 type Body = Record<string, unknown>
+/** What the benchmark's patches change: [name or null, price_e4 or null, updated_at]. */
+type Changes = [unknown, unknown, string]
 
 /** One statement per route. */
 interface Statements {
   insertProduct(values: unknown[]): Promise<Row>
   insertVariant(values: unknown[]): Promise<Row>
+  /** The sent name and price, if any; undefined when there is no such row. */
+  updateProduct(id: string, changes: Changes): Promise<Row | undefined>
+  updateVariant(productId: string, id: string, changes: Changes): Promise<Row | undefined>
   /** The product with its variants, as a LEFT JOIN: one row per variant. */
   selectProduct(id: string): Promise<Row[]>
   selectPage(limit: number): Promise<Row[]>
@@ -36,6 +42,16 @@ const PRODUCT_COLUMNS =
   'store_id, id, name, slug, status, description, price_e4, compare_at_price_e4, sku, barcode, tax_rate, created_at, updated_at'
 const VARIANT_COLUMNS =
   'store_id, id, product_id, name, sku, barcode, price_e4, compare_at_price_e4, options, options_key, position, created_at, updated_at'
+/** The service's indexes of the list filters (issue 14), the same on both dialects. */
+const FILTER_INDEXES = `
+  create index products_by_vendor_newest
+    on products (store_id, vendor, created_at desc, id desc) where vendor is not null;
+  create index products_by_type_newest
+    on products (store_id, product_type, created_at desc, id desc) where product_type is not null;`
+/** Merge patch of the two fields the benchmark sends: a field left out (null) is kept. */
+const SET_CHANGES = (mark: (i: number) => string) =>
+  `name = coalesce(${mark(1)}, name), price_e4 = coalesce(${mark(2)}, price_e4),` +
+  ` updated_at = ${mark(3)}, version = version + 1`
 const VARIANT_SELECT =
   'v.id as v_id, v.name as v_name, v.sku as v_sku, v.price_e4 as v_price_e4, v.options as v_options, v.position as v_position, v.created_at as v_created_at'
 
@@ -51,16 +67,20 @@ function openSqlite(path: string, synchronous: string): Statements {
       status text not null check (status in ('draft', 'active', 'archived')),
       description text, price_e4 integer not null, compare_at_price_e4 integer,
       sku text, barcode text, tax_rate real, created_at text not null, updated_at text not null,
+      vendor text, product_type text, tags text not null default '[]',
+      images text not null default '[]', version integer not null default 1,
       primary key (store_id, id),
       constraint products_slug_key unique (store_id, slug)
     ) strict;
     create index products_newest on products (store_id, created_at desc, id desc);
     create index products_by_status_newest on products (store_id, status, created_at desc, id desc);
+    ${FILTER_INDEXES}
     create table variants (
       store_id text not null, id text not null, product_id text not null, name text not null,
       sku text, barcode text, price_e4 integer not null, compare_at_price_e4 integer,
       options text not null, options_key text, position integer not null,
       created_at text not null, updated_at text not null,
+      weight_grams integer, version integer not null default 1,
       primary key (store_id, id),
       foreign key (store_id, product_id) references products (store_id, id) on delete cascade,
       constraint variants_sku_key unique (store_id, sku),
@@ -75,6 +95,13 @@ function openSqlite(path: string, synchronous: string): Statements {
   const insertVariant = db.prepare(
     `insert into variants (${VARIANT_COLUMNS}) values (${marks(13)}) returning *`,
   )
+  const updateProduct = db.prepare(
+    `update products set ${SET_CHANGES(() => '?')} where store_id = ? and id = ? returning *`,
+  )
+  const updateVariant = db.prepare(
+    `update variants set ${SET_CHANGES(() => '?')}
+     where store_id = ? and product_id = ? and id = ? returning *`,
+  )
   const selectProduct = db.prepare(
     `select p.*, ${VARIANT_SELECT} from products p
      left join variants v on v.store_id = p.store_id and v.product_id = p.id
@@ -86,6 +113,10 @@ function openSqlite(path: string, synchronous: string): Statements {
   return {
     insertProduct: async (values) => insertProduct.get(values) as Row,
     insertVariant: async (values) => insertVariant.get(values) as Row,
+    updateProduct: async (id, changes) =>
+      updateProduct.get([...changes, STORE, id]) as Row | undefined,
+    updateVariant: async (productId, id, changes) =>
+      updateVariant.get([...changes, STORE, productId, id]) as Row | undefined,
     selectProduct: async (id) => selectProduct.all(STORE, id) as Row[],
     selectPage: async (limit) => selectPage.all(STORE, limit) as Row[],
     close: async () => void db.close(),
@@ -101,16 +132,20 @@ async function openPostgres(url: string): Promise<Statements> {
       description text, price_e4 bigint not null, compare_at_price_e4 bigint,
       sku text, barcode text, tax_rate double precision,
       created_at timestamptz not null, updated_at timestamptz not null,
+      vendor text, product_type text, tags json not null default '[]',
+      images json not null default '[]', version integer not null default 1,
       primary key (store_id, id),
       constraint products_slug_key unique (store_id, slug)
     );
     create index products_newest on products (store_id, created_at desc, id desc);
     create index products_by_status_newest on products (store_id, status, created_at desc, id desc);
+    ${FILTER_INDEXES}
     create table variants (
       store_id text not null, id uuid not null, product_id uuid not null, name text not null,
       sku text, barcode text, price_e4 bigint not null, compare_at_price_e4 bigint,
       options json not null, options_key text, position integer not null,
       created_at timestamptz not null, updated_at timestamptz not null,
+      weight_grams integer, version integer not null default 1,
       primary key (store_id, id),
       foreign key (store_id, product_id) references products (store_id, id) on delete cascade,
       constraint variants_sku_key unique (store_id, sku),
@@ -139,6 +174,24 @@ async function openPostgres(url: string): Promise<Statements> {
           values,
         )
       )[0]!,
+    updateProduct: async (id, changes) =>
+      (
+        await run(
+          'update-product',
+          `update products set ${SET_CHANGES((i) => `$${i}`)}
+           where store_id = $4 and id = $5 returning *`,
+          [...changes, STORE, id],
+        )
+      )[0],
+    updateVariant: async (productId, id, changes) =>
+      (
+        await run(
+          'update-variant',
+          `update variants set ${SET_CHANGES((i) => `$${i}`)}
+           where store_id = $4 and product_id = $5 and id = $6 returning *`,
+          [...changes, STORE, productId, id],
+        )
+      )[0],
     selectProduct: (id) =>
       run(
         'select-product',
@@ -201,6 +254,10 @@ function variantValues(productId: string, body: Body): unknown[] {
   ]
 }
 
+function changes(body: Body): Changes {
+  return [body.name ?? null, e4(body.price), new Date().toISOString()]
+}
+
 /** The joined rows of selectProduct as one product with its variants. */
 function productWithVariants(rows: Row[]): Row | undefined {
   const [first] = rows
@@ -242,6 +299,21 @@ async function main(): Promise<void> {
     async (request) => ({
       data: await statements.insertVariant(variantValues(request.params.id, request.body)),
     }),
+  )
+  app.patch<{ Body: Body; Params: { id: string } }>(
+    `${API}/products/:id`,
+    async (request, reply) => {
+      const row = await statements.updateProduct(request.params.id, changes(request.body))
+      return row ? { data: row } : reply.code(404).send({ error: 'not_found' })
+    },
+  )
+  app.patch<{ Body: Body; Params: { id: string; variantId: string } }>(
+    `${API}/products/:id/variants/:variantId`,
+    async (request, reply) => {
+      const { id, variantId } = request.params
+      const row = await statements.updateVariant(id, variantId, changes(request.body))
+      return row ? { data: row } : reply.code(404).send({ error: 'not_found' })
+    },
   )
   app.get<{ Params: { id: string } }>(`${API}/products/:id`, async (request, reply) => {
     const product = productWithVariants(await statements.selectProduct(request.params.id))

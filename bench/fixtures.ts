@@ -1,6 +1,6 @@
 /** Data made through a server's API before a measurement (never timed). */
 import { HttpClient } from './http-client.js'
-import { buildRequest, randomTag, type RequestSpec } from './requests.js'
+import { buildRequest, randomTag, type RequestSpec, type VariantRef } from './requests.js'
 import type { RunningServer } from './targets.js'
 
 const tag = randomTag()
@@ -27,19 +27,27 @@ export async function createProducts(
   return ids
 }
 
-/** Adds `perProduct` variants, with unique skus and options, to each product. */
+/**
+ * Adds `perProduct` variants, with unique skus and options, to each product. Returns them
+ * product by product within each round: the first variant of every product, then the second
+ * of every product, ... so that variants next to each other in the list are of different
+ * products.
+ */
 export async function addVariants(
   client: HttpClient,
   productIds: string[],
   perProduct: number,
-): Promise<void> {
-  for (const productId of productIds) {
-    for (let i = 0; i < perProduct; i++) {
-      await client.json(
+): Promise<VariantRef[]> {
+  const variants: VariantRef[] = []
+  for (let i = 0; i < perProduct; i++) {
+    for (const productId of productIds) {
+      const added = await client.json<{ data: { id: string } }>(
         buildRequest({ kind: 'add-variant', productIds: [productId] }, tag, requestNumber++),
       )
+      variants.push({ productId, variantId: added.data.id })
     }
   }
+  return variants
 }
 
 /** Runs `task` `count` times with at most `concurrency` at once. */

@@ -1,7 +1,7 @@
 import http from 'node:http'
 
 export interface HttpRequest {
-  method: 'GET' | 'POST'
+  method: 'GET' | 'POST' | 'PATCH'
   /** Path and query, e.g. `/api/commerce/v1/products?limit=50`. */
   path: string
   /** A JSON document, sent with `Content-Type: application/json`. */

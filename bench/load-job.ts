@@ -43,7 +43,8 @@ export interface LoadResult {
 /** Requests one at a time, arms alternating in blocks so that drift hits every arm alike. */
 export interface SequenceJob {
   target: JobTarget
-  arms: { label: string; spec: RequestSpec }[]
+  /** An arm with a `target` of its own sends its requests there rather than to the job's. */
+  arms: { label: string; spec: RequestSpec; target?: JobTarget }[]
   perArm: number
   block: number
 }

@@ -117,9 +117,18 @@ function runAutocannon(
 }
 
 async function runSequence(job: SequenceJob): Promise<SequenceArmResult[]> {
-  const client = new HttpClient(job.target.url, { authorization: `Bearer ${job.target.key}` }, 1)
+  const clients = new Map<string, HttpClient>()
+  const clientOf = ({ url, key }: JobTarget) => {
+    let client = clients.get(url)
+    if (!client) {
+      client = new HttpClient(url, { authorization: `Bearer ${key}` }, 1)
+      clients.set(url, client)
+    }
+    return client
+  }
   const arms = job.arms.map((arm) => ({
     ...arm,
+    client: clientOf(arm.target ?? job.target),
     latencies: [] as number[],
     statusCounts: {} as Record<string, number>,
   }))
@@ -129,14 +138,14 @@ async function runSequence(job: SequenceJob): Promise<SequenceArmResult[]> {
         for (let i = 0; i < Math.min(job.block, job.perArm - done); i++) {
           const request = buildRequest(arm.spec, tag, requestNumber++)
           const startedAt = performance.now()
-          const response = await client.send(request)
+          const response = await arm.client.send(request)
           arm.latencies.push(performance.now() - startedAt)
           arm.statusCounts[response.status] = (arm.statusCounts[response.status] ?? 0) + 1
         }
       }
     }
   } finally {
-    client.close()
+    for (const client of clients.values()) client.close()
   }
   return arms.map((arm) => ({
     label: arm.label,

@@ -5,6 +5,7 @@ import prettier from 'prettier'
 import type { InstanceFigures } from './instances.js'
 import type { MachineFacts } from './machine.js'
 import type { WindowFigures } from './measure.js'
+import type { ListFilter } from './requests.js'
 import type { ScaleFigures } from './scale.js'
 import { SCENARIO_LABELS, type Scenario, type ScenarioRun } from './scenarios.js'
 import type { SoakFigures } from './soak.js'
@@ -22,12 +23,15 @@ export interface Goal {
   met: boolean | null
 }
 
-/** Issue 3's scale goals for one dialect. */
+/** The scale goals of issues 3 and 14 for one dialect. */
 export interface ScaleGoals {
   dialect: Dialect
   millionProducts: Goal
   sameName: Goal
   deepPage: Goal
+  tagPage: Goal
+  vendorPage: Goal
+  slugPage: Goal
   peakRssAfter100k: Goal
   peakRssAfter1M: Goal
   rssGrowth: Goal
@@ -80,11 +84,13 @@ export const BASELINES: Record<Dialect, Exclude<ServerKind, 'service'>[]> = {
   postgres: ['bare-pg'],
 }
 
-/** Issue 3: least service/baseline req/s per scenario against the first baseline. */
+/** Issues 3 and 14: least service/baseline req/s per scenario against the first baseline. */
 const REQ_PER_S_GOALS: Partial<Record<Scenario, number>> = {
   'create-product': 0.75,
   'add-variant': 0.7,
   'get-product': 0.75,
+  'patch-product': 0.75,
+  'patch-variant': 0.75,
 }
 const P99_RATIO_GOAL = 2
 
@@ -149,10 +155,19 @@ export function scaleGoals(scale: ScaleFigures, soak: SoakFigures | undefined): 
     millionProducts: goal('req/s ratio', '>=', 0.9, scale.millionProducts.ratio),
     sameName: goal('speed ratio', '>=', 0.9, scale.sameName.speedRatio),
     deepPage: goal('p50 ratio', '<=', 1.5, scale.deepPage.p50Ratio),
+    tagPage: filteredPageGoal(scale, 'tag'),
+    vendorPage: filteredPageGoal(scale, 'vendor'),
+    slugPage: filteredPageGoal(scale, 'slug'),
     peakRssAfter100k: goal('peak RSS', '<=', 150, peak(100_000), ' MiB'),
     peakRssAfter1M: goal('peak RSS', '<=', 150, peak(1_000_000), ' MiB'),
     rssGrowth: goal('RSS growth', '<', 10, soak?.growthPercent ?? null, ' %'),
   }
+}
+
+/** Issue 14: a filtered page of the 1M store costs at most 1.5x the reference page. */
+function filteredPageGoal(scale: ScaleFigures, filter: ListFilter['name']): Goal {
+  const page = scale.filteredPages.filters.find((f) => f.filter.name === filter)
+  return goal('p50 ratio', '<=', 1.5, page?.p50Ratio ?? null)
 }
 
 /** Every window, warm-up, sequence and soak that saw a non-2xx answer or a connection error. */
@@ -180,8 +195,11 @@ export function findFailures(
     check(`${what}, warm-up`, run.warmup)
     // In-flight requests cut off at the end of a window may add rows no one counted: more is fine.
     if (run.stored && run.stored.found < run.stored.acknowledged) {
+      const { acknowledged, found, table } = run.stored
       failures.push(
-        `${what}: ${run.stored.acknowledged} creates answered 200 but only ${run.stored.found} ${run.stored.table} rows were stored`,
+        run.stored.what === 'rows'
+          ? `${what}: ${acknowledged} creates answered 200 but only ${found} ${table} rows were stored`
+          : `${what}: ${acknowledged} changes answered 200 but the ${table}' versions only moved by ${found}`,
       )
     }
   }

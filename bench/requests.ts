@@ -14,8 +14,23 @@ export type RequestSpec =
   | { kind: 'add-variant'; productIds: string[] }
   /** GET /products/:id, round robin over `productIds`. */
   | { kind: 'get-product'; productIds: string[] }
-  /** GET /products?limit=50, from the start or from `cursor`. */
-  | { kind: 'list-page'; cursor?: string }
+  /** GET /products?limit=50, from the start or from `cursor`, narrowed by `filter` if any. */
+  | { kind: 'list-page'; cursor?: string; filter?: ListFilter }
+  /** PATCH /products/:id, round robin over `productIds`: a new name and price each time. */
+  | { kind: 'patch-product'; productIds: string[] }
+  /** PATCH /products/:id/variants/:variantId, round robin over `variants`, as patch-product. */
+  | { kind: 'patch-variant'; variants: VariantRef[] }
+
+/** One query parameter of the list's filters (issue 14): `tag`, `vendor` or `slug`. */
+export interface ListFilter {
+  name: 'tag' | 'vendor' | 'slug'
+  value: string
+}
+
+export interface VariantRef {
+  productId: string
+  variantId: string
+}
 
 export const PAGE_SIZE = 50
 
@@ -62,13 +77,39 @@ export function buildRequest(spec: RequestSpec, tag: string, n: number): HttpReq
         method: 'GET',
         path:
           `${API}/products?limit=${PAGE_SIZE}` +
+          (spec.filter === undefined
+            ? ''
+            : `&${spec.filter.name}=${encodeURIComponent(spec.filter.value)}`) +
           (spec.cursor === undefined ? '' : `&cursor=${encodeURIComponent(spec.cursor)}`),
       }
+    case 'patch-product':
+      return {
+        method: 'PATCH',
+        path: `${API}/products/${pick(spec.productIds, n)}`,
+        body: changes(tag, n),
+      }
+    case 'patch-variant': {
+      const { productId, variantId } = pick(spec.variants, n)
+      return {
+        method: 'PATCH',
+        path: `${API}/products/${productId}/variants/${variantId}`,
+        body: changes(tag, n),
+      }
+    }
   }
 }
 
-function pick(ids: string[], n: number): string {
-  const id = ids[n % ids.length]
-  if (id === undefined) throw new Error('a request spec needs at least one product id')
-  return id
+/**
+ * A patch that really changes the row: n is new in this process, so are the name and the
+ * price (a no-op patch writes nothing, which is not what is measured).
+ */
+function changes(tag: string, n: number): string {
+  // Whole cents over 100: 10 + n / 100 would send 11.120000000000001 now and then (a 400).
+  return JSON.stringify({ name: `Bench ${tag} edit ${n}`, price: (1000 + (n % 1_000_000)) / 100 })
+}
+
+function pick<T>(items: T[], n: number): T {
+  const item = items[n % items.length]
+  if (item === undefined) throw new Error('a request spec needs at least one product or variant')
+  return item
 }

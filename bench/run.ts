@@ -5,7 +5,7 @@
  * Builds the service, then starts the servers of one dialect side by side, each on a fresh
  * database (the service on SQLite and, with BENCH_POSTGRES_URL, on PostgreSQL; the bare
  * baselines of baseline-server.ts), and drives them from a child process (load.ts) through
- * four scenarios, their windows taken in turn (measure.ts). Then the scale figures of the
+ * six scenarios (scenarios.ts), their windows taken in turn (measure.ts). Then the scale figures of the
  * service. Prints a table, writes results/<time>-<dialects>.json, results/latest.json
  * and results/latest.svg, and exits 1 if any request failed.
  *

@@ -1,14 +1,15 @@
 /**
- * The scale figures of the service, each a ratio of two measurements on one server in one
- * run: a store of a million products, a name shared by 10,000 products, page 1,000 of a list.
+ * The scale figures of the service, each a ratio of two measurements in one run: a store of a
+ * million products, a name shared by 10,000 products, page 1,000 of a list, and pages of the
+ * million-product store filtered by tag, vendor and slug.
  */
 import type { BenchConfig } from './config.js'
 import { apiClient, createProducts } from './fixtures.js'
 import type { HttpClient } from './http-client.js'
 import type { LoadGenerator, SequenceArmResult } from './load-job.js'
 import { measureInTurn, measureWindow, ROUNDS, type WindowFigures } from './measure.js'
-import { buildRequest, PAGE_SIZE } from './requests.js'
-import { FIRST_SEEDED, seedProducts } from './seed.js'
+import { buildRequest, PAGE_SIZE, type ListFilter, type RequestSpec } from './requests.js'
+import { FIRST_SEEDED, SEEDED_FILTERS, seedProducts } from './seed.js'
 import { ratio, type LatencySummary } from './stats.js'
 import {
   settle,
@@ -66,7 +67,16 @@ export interface ScaleFigures {
     p50Ratio: number | null
     p99Ratio: number | null
   }
-  /** Non-2xx answers of the one-at-a-time requests (each must be 0). */
+  /**
+   * (e) a page of the million-product store filtered by tag, vendor and slug, vs the
+   * unfiltered page of a store that holds one page of products (see measureFilteredPages).
+   */
+  filteredPages: {
+    referenceStoreProducts: number
+    referenceLatency: LatencySummary
+    filters: FilteredPage[]
+  }
+  /** Non-2xx answers of the one-at-a-time requests, and failures of (e)'s warm-ups (must be 0). */
   sequentialNon2xx: number
 }
 
@@ -74,6 +84,16 @@ export interface ScaleFigures {
  * Runs (a), (b) and (c) on one service whose store holds a million seeded products; for (a),
  * a second service on an empty store is measured in turn with it.
  */
+export interface FilteredPage {
+  filter: ListFilter
+  /** Products on the page: a full page, or the one product of a slug. */
+  rows: number
+  latency: LatencySummary
+  /** Over the reference page's: 1 means the filter costs nothing in a store of a million. */
+  p50Ratio: number | null
+  p99Ratio: number | null
+}
+
 export async function runScale(
   context: TargetContext,
   dialect: Dialect,
@@ -162,6 +182,12 @@ async function runScaleBeside(
       `  list page ${DEEP_PAGE}: p50 ${deepPage.latency.p50.toFixed(2)} ms vs page 1 ${firstPage.latency.p50.toFixed(2)} ms`,
     )
 
+    const filtered = await measureFilteredPages(context, dialect, server, load, config)
+    log(
+      `  filtered pages of the 1M store, p50: ` +
+        filtered.arms.map((arm) => `${arm.label} ${arm.latency.p50.toFixed(2)} ms`).join(', '),
+    )
+
     return {
       dialect,
       seed: { products: SEEDED_PRODUCTS, seconds: seedSeconds },
@@ -188,10 +214,13 @@ async function runScaleBeside(
         p50Ratio: ratio(deepPage.latency.p50, firstPage.latency.p50),
         p99Ratio: ratio(deepPage.latency.p99, firstPage.latency.p99),
       },
-      sequentialNon2xx: [sameName, freshName, firstPage, deepPage].reduce(
-        (sum, arm) => sum + arm.non2xx,
-        0,
-      ),
+      filteredPages: filtered.figures,
+      sequentialNon2xx:
+        filtered.warmupNon2xx +
+        [sameName, freshName, firstPage, deepPage, ...filtered.arms].reduce(
+          (sum, arm) => sum + arm.non2xx,
+          0,
+        ),
     }
   } finally {
     client.close()
@@ -218,6 +247,125 @@ async function checkSeededSlugs(client: HttpClient): Promise<void> {
         ' (bench/seed.ts must write what src/catalog/product.repository.ts writes)',
     )
   }
+}
+
+/**
+ * (e): a filtered page must cost what an unfiltered one does whatever the store's size (an
+ * index serves each filter). The reference is the unfiltered page of a store that holds
+ * nothing beyond that page: PAGE_SIZE products, seeded as the million are, so that both pages
+ * carry the same rows (an empty store's page of no rows would also time the serializing of
+ * 50 products, which no index can save). The tag and vendor each match some 10,000 of the
+ * million, so a plan that sorts the matches shows. Both servers are first warmed up at full
+ * load on the pages they serve (the reference is a fresh process, and a cold one would flatter
+ * the ratio); then one request at a time, the four arms alternating in blocks.
+ */
+async function measureFilteredPages(
+  context: TargetContext,
+  dialect: Dialect,
+  million: RunningServer,
+  load: LoadGenerator,
+  config: BenchConfig,
+): Promise<{
+  figures: ScaleFigures['filteredPages']
+  arms: SequenceArmResult[]
+  warmupNon2xx: number
+}> {
+  const reference = await startService(context, dialect, (url) => seedProducts(url, PAGE_SIZE))
+  try {
+    const filters = Object.values(SEEDED_FILTERS)
+    const rows = await checkFilteredPages(million, reference, filters)
+    const target = (server: RunningServer) => ({ url: server.url, key: server.key })
+    const warmUp = (server: RunningServer, specs: RequestSpec[]) =>
+      load.load({
+        targets: [target(server)],
+        specs,
+        connections: config.connections,
+        until: { seconds: config.warmupS },
+      })
+    const warmups = [
+      await warmUp(reference, [{ kind: 'list-page' }]),
+      await warmUp(
+        million,
+        filters.map((filter) => ({ kind: 'list-page', filter })),
+      ),
+    ]
+    const arms = await load.sequence({
+      target: target(million),
+      arms: [
+        { label: 'unfiltered', spec: { kind: 'list-page' }, target: target(reference) },
+        ...filters.map((filter) => ({
+          label: `${filter.name}=${filter.value}`,
+          spec: { kind: 'list-page' as const, filter },
+        })),
+      ],
+      perArm: PAGE_REQUESTS,
+      block: BLOCK,
+    })
+    const [base, ...pages] = arms
+    if (!base || pages.length !== filters.length) throw new Error('a sequence lost an arm')
+    return {
+      arms,
+      warmupNon2xx: warmups.reduce((sum, warmup) => sum + warmup.non2xx + warmup.errors, 0),
+      figures: {
+        referenceStoreProducts: PAGE_SIZE,
+        referenceLatency: base.latency,
+        filters: pages.map((page, i) => ({
+          filter: filters[i]!,
+          rows: rows[i]!,
+          latency: page.latency,
+          p50Ratio: ratio(page.latency.p50, base.latency.p50),
+          p99Ratio: ratio(page.latency.p99, base.latency.p99),
+        })),
+      },
+    }
+  } finally {
+    await reference.stop()
+  }
+}
+
+/**
+ * A filter that matched nothing would be fast and prove nothing: each must find what was
+ * seeded (a full page of products that have the tag or vendor, the one product of the slug),
+ * and the reference page its PAGE_SIZE products. Returns each filter's products on the page.
+ */
+async function checkFilteredPages(
+  million: RunningServer,
+  reference: RunningServer,
+  filters: ListFilter[],
+): Promise<number[]> {
+  type Page = { data: { slug: string; vendor: string | null; tags: string[] }[] }
+  const pageOf = async (server: RunningServer, filter?: ListFilter) => {
+    const client = apiClient(server, 1)
+    try {
+      return (await client.json<Page>(buildRequest({ kind: 'list-page', filter }, '', 0))).data
+    } finally {
+      client.close()
+    }
+  }
+  const unfiltered = await pageOf(reference)
+  if (unfiltered.length !== PAGE_SIZE) {
+    throw new Error(
+      `the reference store's page has ${unfiltered.length} products, not ${PAGE_SIZE}`,
+    )
+  }
+  const rows: number[] = []
+  for (const filter of filters) {
+    const page = await pageOf(million, filter)
+    const matches = (product: Page['data'][number]) =>
+      filter.name === 'tag'
+        ? product.tags.some((tag) => tag.toLowerCase() === filter.value.toLowerCase())
+        : product[filter.name] === filter.value
+    const expected = filter.name === 'slug' ? 1 : PAGE_SIZE
+    if (page.length !== expected || !page.every(matches)) {
+      throw new Error(
+        `${filter.name}=${filter.value} found ${page.length} products` +
+          ` (${page.filter(matches).length} of them matching), not ${expected}:` +
+          ' bench/seed.ts must write what the service writes (product_tags included)',
+      )
+    }
+    rows.push(page.length)
+  }
+  return rows
 }
 
 /** Follows nextCursor from page 1; returns the cursor that fetches page `page` (2 or more). */

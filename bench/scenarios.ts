@@ -3,10 +3,17 @@ import { addVariants, apiClient, createProducts } from './fixtures.js'
 import type { LoadGenerator } from './load-job.js'
 import { measureInTurn, type WindowFigures } from './measure.js'
 import type { RequestSpec } from './requests.js'
-import { countRows, type CountedTable } from './stored-rows.js'
+import { countStored, type CountedTable, type StoredFigure } from './stored-rows.js'
 import type { Dialect, RunningServer, ServerKind } from './targets.js'
 
-export const SCENARIOS = ['create-product', 'add-variant', 'get-product', 'list-page'] as const
+export const SCENARIOS = [
+  'create-product',
+  'add-variant',
+  'get-product',
+  'list-page',
+  'patch-product',
+  'patch-variant',
+] as const
 export type Scenario = (typeof SCENARIOS)[number]
 
 export const SCENARIO_LABELS: Record<Scenario, string> = {
@@ -14,6 +21,8 @@ export const SCENARIO_LABELS: Record<Scenario, string> = {
   'add-variant': 'add variant',
   'get-product': 'get product',
   'list-page': 'list page',
+  'patch-product': 'patch product',
+  'patch-variant': 'patch variant',
 }
 
 /** Products the add-variant load is spread over, so that no product gets a huge variant list. */
@@ -21,19 +30,36 @@ const VARIANT_TARGET_PRODUCTS = 200
 /** Products the get-product load reads, each with a few variants. */
 const READ_PRODUCTS = 100
 const VARIANTS_PER_READ_PRODUCT = 3
+/**
+ * Products the patch-product load is spread over: at 16 connections, a product is patched
+ * again only after 300 other requests, so no row is a hotspot whose lock the load waits on.
+ */
+const PATCH_PRODUCTS = 300
+/**
+ * The patch-variant load: 300 variants, 3 on each of 100 products, interleaved so that the
+ * requests in flight at once are of different products (the service moves a variant's
+ * product's version too).
+ */
+const PATCH_VARIANT_PRODUCTS = 100
+const VARIANTS_PER_PATCHED_PRODUCT = 3
 
 export interface ScenarioRun extends WindowFigures {
   server: ServerKind
   dialect: Dialect
   scenario: Scenario
-  /** For the writes: rows the warm-up and window answered 200 for, and rows the table gained. */
-  stored?: { table: CountedTable; acknowledged: number; found: number }
+  /**
+   * For the writes: requests the warm-up and window answered 200 for, and what the table
+   * gained: rows for the creates, the sum of `version` for the patches (+1 per change).
+   */
+  stored?: { table: CountedTable; what: StoredFigure; acknowledged: number; found: number }
 }
 
-/** The table each write scenario adds to. */
-const WRITES: Partial<Record<Scenario, CountedTable>> = {
-  'create-product': 'products',
-  'add-variant': 'variants',
+/** The table each write scenario writes, and how its writes are counted there. */
+const WRITES: Partial<Record<Scenario, { table: CountedTable; what: StoredFigure }>> = {
+  'create-product': { table: 'products', what: 'rows' },
+  'add-variant': { table: 'variants', what: 'rows' },
+  'patch-product': { table: 'products', what: 'versions' },
+  'patch-variant': { table: 'variants', what: 'versions' },
 }
 
 /**
@@ -52,17 +78,17 @@ export async function runScenarios(
     const arms = await Promise.all(
       servers.map(async (server) => ({ server, specs: await prepare(server, scenario) })),
     )
-    const table = WRITES[scenario]
-    const rowsBefore = await Promise.all(
-      servers.map((server) => (table ? countRows(server.databaseUrl, table) : 0)),
+    const write = WRITES[scenario]
+    const storedBefore = await Promise.all(
+      servers.map((server) => (write ? countStored(server.databaseUrl, write) : 0)),
     )
     const merged = await measureInTurn(arms, load, config, settle)
     for (const [i, server] of servers.entries()) {
       const figures = merged[i]!
-      const stored = table && {
-        table,
+      const stored = write && {
+        ...write,
         acknowledged: ok(figures) + ok(figures.warmup),
-        found: (await countRows(server.databaseUrl, table)) - rowsBefore[i]!,
+        found: (await countStored(server.databaseUrl, write)) - storedBefore[i]!,
       }
       log(
         `  ${SCENARIO_LABELS[scenario].padEnd(15)} ${server.kind.padEnd(11)}` +
@@ -99,6 +125,13 @@ async function prepare(server: RunningServer, scenario: Scenario): Promise<Reque
       }
       case 'list-page':
         return [{ kind: 'list-page' }]
+      case 'patch-product':
+        return [{ kind: 'patch-product', productIds: await createProducts(client, PATCH_PRODUCTS) }]
+      case 'patch-variant': {
+        const productIds = await createProducts(client, PATCH_VARIANT_PRODUCTS)
+        const variants = await addVariants(client, productIds, VARIANTS_PER_PATCHED_PRODUCT)
+        return [{ kind: 'patch-variant', variants }]
+      }
     }
   } finally {
     client.close()

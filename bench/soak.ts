@@ -1,6 +1,6 @@
 /**
  * Memory under sustained load: the service's peak RSS after 100,000 requests of a mix of all
- * four scenarios, and (BENCH_LONG=1) after 1,000,000, with the growth between the two.
+ * six scenarios, and (BENCH_LONG=1) after 1,000,000, with the growth between the two.
  */
 import type { BenchConfig } from './config.js'
 import { addVariants, apiClient, createProducts } from './fixtures.js'
@@ -43,12 +43,14 @@ export async function runSoak(
   try {
     const variantTargets = await createProducts(client, 200)
     const readTargets = await createProducts(client, 100)
-    await addVariants(client, readTargets, 3)
+    const patchTargets = await addVariants(client, readTargets, 3)
     const specs: RequestSpec[] = [
       { kind: 'create-product' },
       { kind: 'add-variant', productIds: variantTargets },
       { kind: 'get-product', productIds: readTargets },
       { kind: 'list-page' },
+      { kind: 'patch-product', productIds: readTargets },
+      { kind: 'patch-variant', variants: patchTargets },
     ]
     const checkpoints: SoakCheckpoint[] = []
     let done = 0

@@ -1,6 +1,7 @@
 /** The report as text for the terminal: one table per dialect, then the scale figures. */
 import { ROUNDS } from './measure.js'
 import { BASELINES, type BenchReport, type Goal, type ScaleGoals } from './report.js'
+import type { ListFilter } from './requests.js'
 import { SCENARIO_LABELS, SCENARIOS } from './scenarios.js'
 import { SERVER_LABELS, type Dialect, type ServerKind } from './targets.js'
 
@@ -106,6 +107,8 @@ function scaleTable(report: BenchReport): string {
   const rows: string[][] = [header]
   const scale = (d: Dialect) => report.scale.find((s) => s.dialect === d)
   const soak = (d: Dialect) => report.soak.find((s) => s.dialect === d)
+  const filtered = (d: Dialect, name: ListFilter['name']) =>
+    scale(d)?.filteredPages.filters.find((f) => f.filter.name === name)
   const line = (
     label: string,
     cell: (d: Dialect) => string,
@@ -176,6 +179,33 @@ function scaleTable(report: BenchReport): string {
     },
     'rssGrowth',
   )
+  line(
+    '(e) p50, 1M store by tag / a one-page store unfiltered',
+    (d) => times(filtered(d, 'tag')?.p50Ratio),
+    'tagPage',
+  )
+  line(
+    '      by vendor / a one-page store unfiltered',
+    (d) => times(filtered(d, 'vendor')?.p50Ratio),
+    'vendorPage',
+  )
+  line(
+    '      by slug / a one-page store unfiltered',
+    (d) => times(filtered(d, 'slug')?.p50Ratio),
+    'slugPage',
+  )
+  line('      p50 ms, tag / vendor / slug / unfiltered', (d) => {
+    const f = scale(d)?.filteredPages
+    if (!f) return '-'
+    const p50 = (name: ListFilter['name']) => fixed(filtered(d, name)?.latency.p50 ?? NaN)
+    return `${p50('tag')} / ${p50('vendor')} / ${p50('slug')} / ${fixed(f.referenceLatency.p50)}`
+  })
+  line('      p99 ms, tag / vendor / slug / unfiltered', (d) => {
+    const f = scale(d)?.filteredPages
+    if (!f) return '-'
+    const p99 = (name: ListFilter['name']) => fixed(filtered(d, name)?.latency.p99 ?? NaN)
+    return `${p99('tag')} / ${p99('vendor')} / ${p99('slug')} / ${fixed(f.referenceLatency.p99)}`
+  })
   return render(rows)
 }
 

@@ -13,7 +13,7 @@ import { AppError } from './errors.js'
 import { registerHealthRoutes } from './health.routes.js'
 import { sendError } from './http/error-handler.js'
 import { answerClientError } from './http/client-error.js'
-import { parseJsonBody, refuseOtherBody } from './http/json-body.js'
+import { parseJsonBody } from './http/json-body.js'
 import { registerOpenApi } from './http/openapi.js'
 import { createValidatorCompiler, MERGE_PATCH_TYPE } from './http/validation.js'
 import { createMetrics } from './observability/metrics.js'
@@ -101,7 +101,6 @@ export function buildApp(options: AppOptions): FastifyInstance {
   app.addContentTypeParser('application/json', { parseAs: 'string' }, parseJsonBody)
   // PATCH takes a JSON Merge Patch under its own media type too; other routes refuse it.
   app.addContentTypeParser(MERGE_PATCH_TYPE, { parseAs: 'string' }, parseJsonBody)
-  app.addContentTypeParser('*', { parseAs: 'string' }, refuseOtherBody)
   app.setValidatorCompiler(createValidatorCompiler())
   // The mappers build each answer in its schema's shape, and the tests check every answer
   // against the document, closed to undeclared fields. On Node 20, JSON.stringify writes a

@@ -73,6 +73,20 @@ function sendAnswer(reply: FastifyReply, answer: IdempotentAnswer): void {
 }
 
 /**
+ * The onRequest hook of the DELETE routes. A DELETE has no body, but many clients send a
+ * Content-Type (any, even an empty or malformed one) with every request: when no body comes
+ * with it, it is dropped, so that the request is not refused for the type of a body it does
+ * not have. A DELETE that does carry a body is parsed like any other.
+ */
+export async function dropContentTypeOfEmptyBody(request: FastifyRequest): Promise<void> {
+  const { headers } = request
+  const empty =
+    headers['transfer-encoding'] === undefined &&
+    (headers['content-length'] === undefined || headers['content-length'] === '0')
+  if (empty) delete headers['content-type']
+}
+
+/**
  * The answer of a read of one record: `{"data": record}` with its ETag, or 304 without a
  * body when the request's If-None-Match names the record's version.
  */

@@ -540,3 +540,122 @@ function reserveSlugSuffix(db: QueryCreator<DB>, storeId: string, slug: string, 
         .where('slug_counters.last_suffix', '<', n),
     )
 }
+
+/**
+ * The product columns a PATCH can change in one statement, with their PostgreSQL types. A
+ * PATCH of the slug or the tags has more to write (slug counters, product_tags) and takes the
+ * transaction path.
+ */
+const ONE_STATEMENT_COLUMNS = {
+  name: 'text',
+  description: 'text',
+  status: 'text',
+  price_e4: 'bigint',
+  compare_at_price_e4: 'bigint',
+  sku: 'text',
+  barcode: 'text',
+  tax_rate: 'double precision',
+  vendor: 'text',
+  product_type: 'text',
+  images: 'json',
+} as const
+
+/** The values a PATCH sends for those columns; a column left out is not sent. */
+export type OneStatementChanges = Partial<
+  Record<keyof typeof ONE_STATEMENT_COLUMNS, string | number | null>
+>
+
+export interface OneStatementPatch {
+  storeId: string
+  id: string
+  changes: OneStatementChanges
+  /** The versions If-Match allows, or 'any'. */
+  versions: 'any' | number[]
+  /** The statuses a product may not leave for the status sent (the transition rule). */
+  statusesBarred: string[]
+  updatedAt: string
+}
+
+/**
+ * A product's PATCH as one statement on PostgreSQL, as a create is: the columns sent are set,
+ * the version raised, and only if the version is one If-Match allows, the status may change
+ * to the one sent, and a value sent differs from the stored one. The row it answers is the
+ * product after the change; undefined when nothing was written (no such product, another
+ * version, a barred transition, no change, or SQLite, where the group commit runs the
+ * transaction path at no round-trip cost): the caller then takes the transaction path, which
+ * finds out which and answers it.
+ */
+export async function patchProductInOneStatement(
+  db: Executor,
+  patch: OneStatementPatch,
+): Promise<ProductRow | undefined> {
+  if (!isPostgres(db)) return undefined
+  const { storeId, id, changes, versions, statusesBarred, updatedAt } = patch
+  const sent = Object.keys(ONE_STATEMENT_COLUMNS).flatMap((column) => {
+    const value = changes[column as keyof OneStatementChanges]
+    return [value !== undefined, value ?? null]
+  })
+  const [row] = await patchProduct(
+    db,
+    storeId,
+    id,
+    versions === 'any',
+    versions === 'any' ? [] : versions,
+    statusesBarred,
+    updatedAt,
+    ...sent,
+  )
+  return row
+}
+
+/** The parameters before the columns' (sent, value) pairs, in patchProductInOneStatement's order. */
+const FIXED_PARAMS = 6
+
+const patchProduct = precompiled((db: Executor, ...params: unknown[]) => {
+  const [storeId, id, anyVersion, versions, statusesBarred, updatedAt] = params as [
+    string,
+    string,
+    boolean,
+    number[],
+    string[],
+    string,
+  ]
+  const columns = Object.entries(ONE_STATEMENT_COLUMNS).map(([column, type], i) => ({
+    column,
+    type: sql.raw(type),
+    sent: params[FIXED_PARAMS + 2 * i],
+    value: params[FIXED_PARAMS + 2 * i + 1],
+    stored: sql.ref(`products.${column}`),
+  }))
+  const statusSent = columns.find((c) => c.column === 'status')!.sent
+  // json has no equality: its text, as written, is compared.
+  const differs = ({ type, value, stored, column }: (typeof columns)[number]) =>
+    column === 'images'
+      ? sql`${value}::text is distinct from ${stored}::text`
+      : sql`${value}::${type} is distinct from ${stored}`
+  return db
+    .updateTable('products')
+    .set((eb) => ({
+      ...(Object.fromEntries(
+        columns.map((c) => [
+          c.column,
+          sql`case when ${c.sent}::boolean then ${c.value}::${c.type} else ${c.stored} end`,
+        ]),
+      ) as Record<string, never>),
+      version: eb('version', '+', 1),
+      updated_at: updatedAt,
+    }))
+    .where('store_id', '=', storeId)
+    .where('id', '=', id)
+    .where(sql<boolean>`(${anyVersion}::boolean or products.version = any(${versions}::integer[]))`)
+    .where(
+      sql<boolean>`not (${statusSent}::boolean and products.status = any(${statusesBarred}::text[]))`,
+    )
+    .where(
+      sql<boolean>`(${sql.join(
+        columns.map((c) => sql`(${c.sent}::boolean and ${differs(c)})`),
+        sql` or `,
+      )})`,
+    )
+    .returningAll()
+})

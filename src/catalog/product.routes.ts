@@ -10,6 +10,7 @@ import { IdempotencyHeaders } from '../idempotency/idempotency.http.js'
 import {
   bodyErrors,
   conditionalWriteResponses,
+  dropContentTypeOfEmptyBody,
   PREFIX,
   sendRecord,
   type WriteRunner,
@@ -131,8 +132,12 @@ export function registerProductRoutes(
       },
     },
     async (request, reply) =>
-      await runWrite(request, reply, (storeId) =>
-        updateProductWork(storeId, request.params.id, request.body, request.headers['if-match']),
+      await runWrite(
+        request,
+        reply,
+        (storeId) =>
+          updateProductWork(storeId, request.params.id, request.body, request.headers['if-match']),
+        { atomic: true },
       ),
   )
 
@@ -140,6 +145,7 @@ export function registerProductRoutes(
     `${PREFIX}/products/:id`,
     {
       config: { scope: 'write' },
+      onRequest: dropContentTypeOfEmptyBody,
       schema: {
         operationId: 'deleteProduct',
         tags: ['products'],

@@ -21,3 +21,10 @@ export function checkTransition(from: ProductStatus, to: ProductStatus): void {
       (from === 'archived' ? '; set it to draft first.' : '.'),
   )
 }
+
+/** The statuses from which a product may not be set to `to`: what the one-statement PATCH bars. */
+export function statusesBarredFrom(to: ProductStatus): ProductStatus[] {
+  return (Object.keys(NEXT_STATUSES) as ProductStatus[]).filter(
+    (from) => from !== to && !NEXT_STATUSES[from].includes(to),
+  )
+}

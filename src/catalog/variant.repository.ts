@@ -402,3 +402,141 @@ export async function deleteVariantRow(
 const deleteVariant = precompiled((db: Executor, storeId: string, variantId: string) =>
   db.deleteFrom('variants').where('store_id', '=', storeId).where('id', '=', variantId),
 )
+
+/**
+ * The variant columns a PATCH can change in one statement, with their PostgreSQL types. A
+ * PATCH of the position takes the transaction path: the product's highest position is taken
+ * again from its variants after the change, which one statement's snapshot cannot see.
+ */
+const ONE_STATEMENT_COLUMNS = {
+  name: 'text',
+  sku: 'text',
+  barcode: 'text',
+  price_e4: 'bigint',
+  compare_at_price_e4: 'bigint',
+  weight_grams: 'integer',
+} as const
+
+export interface OneStatementVariantPatch {
+  storeId: string
+  productId: string
+  variantId: string
+  changes: Partial<Record<keyof typeof ONE_STATEMENT_COLUMNS, string | number | null>>
+  /** Options sent, as JSON text with their key (see optionsKey); undefined when not sent. */
+  options: { text: string; key: string | null } | undefined
+  /** The versions If-Match allows, or 'any'. */
+  versions: 'any' | number[]
+  updatedAt: string
+}
+
+/**
+ * A variant's PATCH as one statement on PostgreSQL: the product's row is locked first (as on
+ * the transaction path), the variant's columns sent are set and its version raised only if
+ * its version is one If-Match allows and a value sent differs from the stored one (options as
+ * a set: the same set in another key order is no change), and then the product's version
+ * and updatedAt move. Undefined when nothing was written, or on SQLite: the caller takes the
+ * transaction path. A sku or options another variant holds fails as the unique index says.
+ */
+export async function patchVariantInOneStatement(
+  db: Executor,
+  patch: OneStatementVariantPatch,
+): Promise<VariantFields | undefined> {
+  if (!isPostgres(db)) return undefined
+  const { storeId, productId, variantId, changes, options, versions, updatedAt } = patch
+  const sent = Object.keys(ONE_STATEMENT_COLUMNS).flatMap((column) => {
+    const value = changes[column as keyof typeof ONE_STATEMENT_COLUMNS]
+    return [value !== undefined, value ?? null]
+  })
+  const [row] = await patchVariant(
+    db,
+    storeId,
+    productId,
+    variantId,
+    versions === 'any',
+    versions === 'any' ? [] : versions,
+    updatedAt,
+    options !== undefined,
+    options?.text ?? null,
+    options?.key ?? null,
+    ...sent,
+  )
+  return row
+}
+
+/** The parameters before the columns' (sent, value) pairs, in patchVariantInOneStatement's order. */
+const FIXED_PARAMS = 9
+
+const patchVariant = precompiled((db: Executor, ...params: unknown[]) => {
+  const [storeId, productId, variantId, anyVersion, versions, updatedAt] = params as [
+    string,
+    string,
+    string,
+    boolean,
+    number[],
+    string,
+  ]
+  const [optionsSent, optionsText, optionsKeySent] = params.slice(6, FIXED_PARAMS)
+  const columns = Object.entries(ONE_STATEMENT_COLUMNS).map(([column, type], i) => ({
+    column,
+    type: sql.raw(type),
+    sent: params[FIXED_PARAMS + 2 * i],
+    value: params[FIXED_PARAMS + 2 * i + 1],
+    stored: sql.ref(`variants.${column}`),
+  }))
+  const optionsDiffer = sql`${optionsSent}::boolean and ${optionsKeySent}::text is distinct from variants.options_key`
+  return db
+    .with('product', (db) =>
+      db
+        .selectFrom('products')
+        .select(['store_id', 'id'])
+        .where('store_id', '=', storeId)
+        .where('id', '=', productId)
+        .forNoKeyUpdate(),
+    )
+    .with('updated', (db) =>
+      db
+        .updateTable('variants')
+        .from('product')
+        .set((eb) => ({
+          ...(Object.fromEntries(
+            columns.map((c) => [
+              c.column,
+              sql`case when ${c.sent}::boolean then ${c.value}::${c.type} else ${c.stored} end`,
+            ]),
+          ) as Record<string, never>),
+          options: sql`case when ${optionsDiffer} then ${optionsText}::json else variants.options end`,
+          options_key: sql`case when ${optionsSent}::boolean then ${optionsKeySent}::text else variants.options_key end`,
+          version: eb('variants.version', '+', 1),
+          updated_at: sql`${updatedAt}::timestamptz`,
+        }))
+        .whereRef('variants.store_id', '=', 'product.store_id')
+        .whereRef('variants.product_id', '=', 'product.id')
+        .where('variants.id', '=', variantId)
+        .where(
+          sql<boolean>`(${anyVersion}::boolean or variants.version = any(${versions}::integer[]))`,
+        )
+        .where(
+          sql<boolean>`((${optionsDiffer}) or ${sql.join(
+            columns.map(
+              (c) =>
+                sql`(${c.sent}::boolean and ${c.value}::${c.type} is distinct from ${c.stored})`,
+            ),
+            sql` or `,
+          )})`,
+        )
+        .returning(VARIANT_READ_COLUMNS.map((column) => `variants.${column}` as const)),
+    )
+    .with('touched', (db) =>
+      db
+        .updateTable('products')
+        .from('updated')
+        .set((eb) => ({
+          version: eb('products.version', '+', 1),
+          updated_at: sql`${updatedAt}::timestamptz`,
+        }))
+        .where('products.store_id', '=', storeId)
+        .whereRef('products.id', '=', 'updated.product_id'),
+    )
+    .selectFrom('updated')
+    .selectAll()
+})

@@ -10,6 +10,7 @@ import { IdempotencyHeaders } from '../idempotency/idempotency.http.js'
 import {
   bodyErrors,
   conditionalWriteResponses,
+  dropContentTypeOfEmptyBody,
   PREFIX,
   sendRecord,
   type WriteRunner,
@@ -142,8 +143,12 @@ export function registerVariantRoutes(
     },
     async (request, reply) => {
       const { id, variantId } = request.params
-      await runWrite(request, reply, (storeId) =>
-        updateVariantWork(storeId, id, variantId, request.body, request.headers['if-match']),
+      await runWrite(
+        request,
+        reply,
+        (storeId) =>
+          updateVariantWork(storeId, id, variantId, request.body, request.headers['if-match']),
+        { atomic: true },
       )
     },
   )
@@ -152,6 +157,7 @@ export function registerVariantRoutes(
     `${PREFIX}/products/:id/variants/:variantId`,
     {
       config: { scope: 'write' },
+      onRequest: dropContentTypeOfEmptyBody,
       schema: {
         operationId: 'deleteVariant',
         tags: ['variants'],

@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto'
-import type { Database } from '../db/database.js'
+import { inTransaction, type Database } from '../db/database.js'
 import { violatedUniqueConstraint } from '../db/driver-errors.js'
 import type { Executor } from '../db/schema.js'
 import { isUuid, newId, nowIso } from '../db/values.js'
 import { AppError, productNotFound, validationFailed, variantNotFound } from '../errors.js'
-import { ifMatchAllows } from '../http/conditional.js'
+import { ifMatchAllows, ifMatchVersions } from '../http/conditional.js'
 import { rowToVariant } from './catalog.mappers.js'
 import {
   MAX_POSITION,
@@ -26,6 +26,7 @@ import {
   findVariant,
   findVariantBySku,
   insertVariantIntoProduct,
+  patchVariantInOneStatement,
   updateVariantRow,
   type VariantFields,
 } from './variant.repository.js'
@@ -92,6 +93,10 @@ async function addVariantIn(
  * locked first (every write of a product's variants locks it first, so two never wait on
  * each other in opposite orders), then the variant is found and its If-Match checked. A
  * real change raises the variant's version and its product's.
+ *
+ * Run by `writeAtomic`: on PostgreSQL a patch that leaves the position alone is first tried
+ * as one statement (see patchVariantInOneStatement); when it writes nothing, the transaction
+ * path finds out why and answers it.
  */
 export function updateVariantWork(
   storeId: string,
@@ -101,30 +106,72 @@ export function updateVariantWork(
   ifMatch: string | undefined,
 ): Work<Variant> {
   return async (db) => {
-    const { product, current } = await lockVariant(db, storeId, productId, variantId, ifMatch)
-    const next = mergeVariant(current, patch)
-    if (sameFields(current, next)) return rowToVariant(current)
-    const now = nowIso()
-    let updated: VariantFields
-    try {
-      updated = await updateVariantRow(db, storeId, current.id, [
-        next.name,
-        next.sku,
-        next.barcode,
-        next.price_e4,
-        next.compare_at_price_e4,
-        next.options,
-        optionsKey(JSON.parse(next.options) as Record<string, string>),
-        next.position,
-        next.weight_grams,
-        now,
-      ])
-    } catch (error) {
-      throw conflictError(error) ?? error
+    if (isUuid(productId) && isUuid(variantId) && patch.position === undefined) {
+      const options = patch.options === undefined ? undefined : (patch.options ?? {})
+      let row: VariantFields | undefined
+      try {
+        row = await patchVariantInOneStatement(db, {
+          storeId,
+          productId: productId.toLowerCase(),
+          variantId: variantId.toLowerCase(),
+          changes: {
+            name: patch.name,
+            sku: patch.sku,
+            barcode: patch.barcode,
+            price_e4: patch.price === undefined ? undefined : toStoredAmount(patch.price),
+            compare_at_price_e4:
+              patch.compare_at_price === undefined
+                ? undefined
+                : toStoredAmountOrNull(patch.compare_at_price),
+            weight_grams: patch.weight_grams,
+          },
+          options: options && { text: JSON.stringify(options), key: optionsKey(options) },
+          versions: ifMatchVersions(ifMatch),
+          updatedAt: nowIso(),
+        })
+      } catch (error) {
+        throw conflictError(error) ?? error
+      }
+      if (row) return rowToVariant(row)
     }
-    await touchProductForVariants(db, storeId, product, now)
-    return rowToVariant(updated)
+    return inTransaction(db, (tx) =>
+      updateVariantIn(tx, storeId, productId, variantId, patch, ifMatch),
+    )
   }
+}
+
+/** The transaction path of a variant's PATCH: lock, find, check, write what changed. */
+async function updateVariantIn(
+  db: Executor,
+  storeId: string,
+  productId: string,
+  variantId: string,
+  patch: UpdateVariantInput,
+  ifMatch: string | undefined,
+): Promise<Variant> {
+  const { product, current } = await lockVariant(db, storeId, productId, variantId, ifMatch)
+  const next = mergeVariant(current, patch)
+  if (sameFields(current, next)) return rowToVariant(current)
+  const now = nowIso()
+  let updated: VariantFields
+  try {
+    updated = await updateVariantRow(db, storeId, current.id, [
+      next.name,
+      next.sku,
+      next.barcode,
+      next.price_e4,
+      next.compare_at_price_e4,
+      next.options,
+      optionsKey(JSON.parse(next.options) as Record<string, string>),
+      next.position,
+      next.weight_grams,
+      now,
+    ])
+  } catch (error) {
+    throw conflictError(error) ?? error
+  }
+  await touchProductForVariants(db, storeId, product, now)
+  return rowToVariant(updated)
 }
 
 /** The variant's columns a merge patch may change. */

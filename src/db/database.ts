@@ -416,6 +416,15 @@ async function withRetryOnConflictAbort<T>(run: () => Promise<T>, attempts = 3):
   }
 }
 
+/**
+ * Runs `work` in a transaction: `db`'s own when it is one, else a new one. For a unit of work
+ * run by `writeAtomic`, which tries a single statement first and needs a transaction only
+ * when that did not settle it.
+ */
+export function inTransaction<T>(db: Executor, work: (tx: Transaction<DB>) => Promise<T>) {
+  return db.isTransaction ? work(db as Transaction<DB>) : db.transaction().execute(work)
+}
+
 /** Whether queries on `db` run on PostgreSQL, for the few clauses SQLite lacks (row locks). */
 export function isPostgres(db: Executor): boolean {
   return db.getExecutor().adapter instanceof PostgresAdapter

@@ -11,16 +11,24 @@ export function etagOf(version: number): string {
 }
 
 /**
- * Whether an `If-Match` header lets a write go on against `version`: `*` (any current
- * record), or a list of entity tags one of which is the version's. The comparison is strong,
- * as the RFC requires for If-Match: a weak tag (`W/"7"`) never matches. A value that is not
- * a list of entity tags names no version, so it matches none. No header: the write goes on.
+ * The versions an `If-Match` header lets a write go on against: any (no header, or `*`, which
+ * matches any current record), or those named by its entity tags. The comparison is strong,
+ * as the RFC requires for If-Match: a weak tag (`W/"7"`) never matches. A value that is not a
+ * list of entity tags names no version.
  */
+export function ifMatchVersions(header: string | undefined): 'any' | number[] {
+  if (header === undefined || header.trim() === '*') return 'any'
+  const versions: number[] = []
+  for (const tag of entityTags(header) ?? []) {
+    if (!tag.weak && /^[1-9][0-9]{0,14}$/.test(tag.opaque)) versions.push(Number(tag.opaque))
+  }
+  return versions
+}
+
+/** Whether an `If-Match` header lets a write go on against `version` (see ifMatchVersions). */
 export function ifMatchAllows(header: string | undefined, version: number): boolean {
-  if (header === undefined) return true
-  if (header.trim() === '*') return true
-  const tags = entityTags(header)
-  return tags !== undefined && tags.some((tag) => !tag.weak && tag.opaque === String(version))
+  const versions = ifMatchVersions(header)
+  return versions === 'any' || versions.includes(version)
 }
 
 /**

@@ -2,7 +2,6 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import type { ErrorObject } from 'ajv'
 import { isDatabaseUnavailable } from '../db/driver-errors.js'
 import { AppError } from '../errors.js'
-import { unsupportedMediaType } from './json-body.js'
 import { toFieldProblems } from './validation.js'
 
 /** Fastify's own errors, by code, as the contract's. */
@@ -11,8 +10,10 @@ const FRAMEWORK_ERRORS: Record<string, () => AppError> = {
     new AppError('invalid_json', 'The request body does not match its Content-Length.'),
   FST_ERR_CTP_BODY_TOO_LARGE: () =>
     new AppError('payload_too_large', 'The request body is larger than the service accepts.'),
-  FST_ERR_CTP_INVALID_MEDIA_TYPE: unsupportedMediaType,
-  FST_ERR_CTP_INVALID_TYPE: unsupportedMediaType,
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: () =>
+    new AppError('unsupported_media_type', 'The request body must be sent as application/json.'),
+  FST_ERR_CTP_INVALID_TYPE: () =>
+    new AppError('unsupported_media_type', 'The request body must be sent as application/json.'),
   FST_ERR_BAD_URL: () => new AppError('not_found', 'No such resource.'),
   FST_ERR_MAX_PARAM_LENGTH: () => new AppError('not_found', 'No such resource.'),
 }

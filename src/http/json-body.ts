@@ -7,14 +7,12 @@ import { AppError, validationFailed, type FieldProblem } from '../errors.js'
  * validation error naming the field, not as "invalid JSON".
  */
 export function parseJsonBody(
-  request: FastifyRequest,
+  _request: FastifyRequest,
   body: string,
   done: (error: Error | null, value?: unknown) => void,
 ): void {
   if (body.length === 0) {
-    // A DELETE has no body; clients that send Content-Type on every request still send none.
-    if (request.method === 'DELETE') done(null, undefined)
-    else done(new AppError('invalid_json', 'The request body is empty.'))
+    done(new AppError('invalid_json', 'The request body is empty.'))
     return
   }
   let value: unknown
@@ -30,26 +28,6 @@ export function parseJsonBody(
     return
   }
   done(null, value)
-}
-
-/**
- * The parser of every other media type: such a body is refused (415), unless it is the empty
- * body of a DELETE, which has none whatever Content-Type a client sends with every request.
- */
-export function refuseOtherBody(
-  request: FastifyRequest,
-  body: string,
-  done: (error: Error | null, value?: unknown) => void,
-): void {
-  if (body.length === 0 && request.method === 'DELETE') done(null, undefined)
-  else done(unsupportedMediaType())
-}
-
-export function unsupportedMediaType(): AppError {
-  return new AppError(
-    'unsupported_media_type',
-    'The request body must be sent as application/json.',
-  )
 }
 
 /**

@@ -44,7 +44,7 @@ interface LoggedApi {
   readKeyId: string
   log: ReturnType<typeof captureLog>
   send(options: {
-    method?: 'GET' | 'POST'
+    method?: 'GET' | 'POST' | 'PATCH' | 'DELETE'
     url: string
     key?: string | null
     authorization?: string
@@ -165,6 +165,18 @@ describeEachDialect('request logs', (dialect) => {
       [
         await api.send({ url: `${API}/products/${randomUUID()}` }),
         { route: `${API}/products/:id`, status: 404, keyId: api.keyId },
+      ],
+      [
+        await api.send({
+          method: 'PATCH',
+          url: `${API}/products/${id}`,
+          body: { name: 'Big Mug' },
+        }),
+        { method: 'PATCH', route: `${API}/products/:id`, status: 200, keyId: api.keyId },
+      ],
+      [
+        await api.send({ method: 'DELETE', url: `${API}/products/${id}`, key: api.readKey }),
+        { method: 'DELETE', route: `${API}/products/:id`, status: 403, keyId: api.readKeyId },
       ],
       [
         await api.send({ url: '/no/such/route', key: null }),

@@ -137,6 +137,15 @@ describeEachDialect('metrics', (dialect) => {
     assert.equal((await api.get('/products', 'ck_not-a-key')).statusCode, 401)
     const badBody = await api.post(`/products/${product.id}/variants`, { price: -1 })
     assert.equal(badBody.statusCode, 400, badBody.body)
+    const variant = (await api.post(`/products/${product.id}/variants`, { name: 'M' })).json().data
+    const variantPath = `/products/${product.id}/variants/${variant.id}`
+    assert.equal((await api.patch(variantPath, { name: 'L' })).statusCode, 200)
+    const stale = { headers: { 'if-match': '"99"' } }
+    assert.equal((await api.patch(`/products/${product.id}`, { name: 'X' }, stale)).statusCode, 412)
+    assert.equal((await api.get(variantPath)).statusCode, 200)
+    assert.equal((await api.get(`/variants?sku=none`)).statusCode, 200)
+    assert.equal((await api.delete(variantPath)).statusCode, 200)
+    assert.equal((await api.delete(`/products/${product.id}`)).statusCode, 200)
 
     const metrics = await scrape(api.app)
     const expected: [string, string, number, number][] = [
@@ -145,6 +154,12 @@ describeEachDialect('metrics', (dialect) => {
       ['GET', `${API}/products/:id`, 404, 2],
       ['GET', `${API}/products`, 401, 1],
       ['POST', `${API}/products/:id/variants`, 400, 1],
+      ['PATCH', `${API}/products/:id/variants/:variantId`, 200, 1],
+      ['PATCH', `${API}/products/:id`, 412, 1],
+      ['GET', `${API}/products/:id/variants/:variantId`, 200, 1],
+      ['GET', `${API}/variants`, 200, 1],
+      ['DELETE', `${API}/products/:id/variants/:variantId`, 200, 1],
+      ['DELETE', `${API}/products/:id`, 200, 1],
     ]
     for (const [method, route, status, count] of expected) {
       const label = `${method} ${route} ${status}`

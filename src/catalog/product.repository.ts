@@ -132,9 +132,18 @@ export async function insertProductWithUniqueSlug(
   const reserved = splitSuffix(base)
   const values = rowValues(row)
   if (isPostgres(db)) {
-    const [inserted] = reserved
-      ? await insertReservingSuffix(db, ...values, row.tag_keys, base, reserved.base, reserved.n)
-      : await insertClaimingSlug(db, ...values, row.tag_keys, base)
+    const statement =
+      insertStatements[
+        `${reserved ? 'reserve' : 'claim'}/${row.tag_keys === '[]' ? 'untagged' : 'tagged'}`
+      ]
+    const [inserted] = await statement(
+      db,
+      ...values,
+      row.tag_keys,
+      base,
+      reserved?.base ?? '',
+      reserved?.n ?? 0,
+    )
     return inserted!.slug
   }
   const storeId = row.store_id
@@ -199,17 +208,29 @@ const ROW_VALUE_COUNT = 16
 /** A product's values, its tag keys and the base of its slug: the PostgreSQL insert's. */
 type InsertValues = [...RowValues, tagKeys: string, base: string]
 
-const insertClaimingSlug = precompiled((db: Executor, ...values: InsertValues) =>
-  productInsertStatement(db, values),
-)
+/**
+ * The PostgreSQL statements of insertProductWithUniqueSlug, one per shape, compiled once
+ * each: whether a suffix is reserved (a name whose slug looks suffixed) and whether there are
+ * tags to write (a create without tags spares the tags' CTE).
+ */
+function insertStatement(reserving: boolean, tagged: boolean) {
+  return precompiled(
+    (db: Executor, ...args: [...InsertValues, reservedBase: string, reservedN: number]) =>
+      productInsertStatement(db, args.slice(0, ROW_VALUE_COUNT + 2) as InsertValues, {
+        reserved: reserving
+          ? { base: args[ROW_VALUE_COUNT + 2] as string, n: args[ROW_VALUE_COUNT + 3] as number }
+          : undefined,
+        tagged,
+      }),
+  )
+}
 
-const insertReservingSuffix = precompiled(
-  (db: Executor, ...args: [...InsertValues, reservedBase: string, reservedN: number]) =>
-    productInsertStatement(db, args.slice(0, ROW_VALUE_COUNT + 2) as InsertValues, {
-      base: args[ROW_VALUE_COUNT + 2] as string,
-      n: args[ROW_VALUE_COUNT + 3] as number,
-    }),
-)
+const insertStatements = {
+  'claim/untagged': insertStatement(false, false),
+  'claim/tagged': insertStatement(false, true),
+  'reserve/untagged': insertStatement(true, false),
+  'reserve/tagged': insertStatement(true, true),
+}
 
 // SQLite's steps of insertProductWithUniqueSlug, each compiled once.
 const claimSlugOnce = precompiled((db: Executor, storeId: string, slug: string) =>
@@ -262,8 +283,9 @@ function productColumns(values: RowValues | InsertValues | [...RowValues, string
 function productInsertStatement(
   db: Executor,
   values: InsertValues,
-  reserved?: { base: string; n: number },
+  shape: { reserved: { base: string; n: number } | undefined; tagged: boolean },
 ) {
+  const { reserved, tagged } = shape
   const [storeId, id] = values
   const createdAt = values[14]
   const [tagKeys, base] = values.slice(ROW_VALUE_COUNT) as [string, string]
@@ -290,16 +312,18 @@ function productInsertStatement(
           })),
         ),
     )
-    // Checked at the end of the statement, the tags' foreign key sees the product below.
-    .with('tagged', (qc) =>
-      tagInsert(qc as unknown as QueryCreator<DB>, true, storeId, id, createdAt, tagKeys),
-    )
-  // An unreferenced data-modifying CTE still runs, exactly once.
-  const query = reserved
-    ? (counted.with('reserved', (db) =>
-        reserveSlugSuffix(db as unknown as QueryCreator<DB>, storeId, reserved.base, reserved.n),
+  // An unreferenced data-modifying CTE still runs, exactly once. The tags' foreign key is
+  // checked at the end of the statement, when the product row below exists.
+  const withTags = tagged
+    ? (counted.with('tagged', (qc) =>
+        tagInsert(qc as unknown as QueryCreator<DB>, true, storeId, id, createdAt, tagKeys),
       ) as unknown as typeof counted)
     : counted
+  const query = reserved
+    ? (withTags.with('reserved', (db) =>
+        reserveSlugSuffix(db as unknown as QueryCreator<DB>, storeId, reserved.base, reserved.n),
+      ) as unknown as typeof counted)
+    : withTags
   return query
     .insertInto('products')
     .values((eb) => ({

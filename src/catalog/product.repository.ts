@@ -1,5 +1,6 @@
 import { sql, type QueryCreator } from 'kysely'
 import { isPostgres } from '../db/database.js'
+import { patchedColumns, sentPairs, setEntries } from '../db/merge-patch-sql.js'
 import { precompiled } from '../db/precompiled.js'
 import type { DB, Executor, NewProductRow, ProductRow } from '../db/schema.js'
 import { splitSuffix, withSuffix } from './slug.js'
@@ -615,10 +616,7 @@ export async function patchProductInOneStatement(
 ): Promise<ProductRow | undefined> {
   if (!isPostgres(db)) return undefined
   const { storeId, id, changes, versions, statusesBarred, updatedAt } = patch
-  const sent = Object.keys(ONE_STATEMENT_COLUMNS).flatMap((column) => {
-    const value = changes[column as keyof OneStatementChanges]
-    return [value !== undefined, value ?? null]
-  })
+  const sent = sentPairs(ONE_STATEMENT_COLUMNS, changes)
   const [row] = await patchProduct(
     db,
     storeId,
@@ -644,28 +642,12 @@ const patchProduct = precompiled((db: Executor, ...params: unknown[]) => {
     string[],
     string,
   ]
-  const columns = Object.entries(ONE_STATEMENT_COLUMNS).map(([column, type], i) => ({
-    column,
-    type: sql.raw(type),
-    sent: params[FIXED_PARAMS + 2 * i],
-    value: params[FIXED_PARAMS + 2 * i + 1],
-    stored: sql.ref(`products.${column}`),
-  }))
-  const statusSent = columns.find((c) => c.column === 'status')!.sent
-  // json has no equality: its text, as written, is compared.
-  const differs = ({ type, value, stored, column }: (typeof columns)[number]) =>
-    column === 'images'
-      ? sql`${value}::text is distinct from ${stored}::text`
-      : sql`${value}::${type} is distinct from ${stored}`
+  const columns = patchedColumns('products', ONE_STATEMENT_COLUMNS, params, FIXED_PARAMS)
+  const statusSent = params[FIXED_PARAMS + 2 * Object.keys(ONE_STATEMENT_COLUMNS).indexOf('status')]
   return db
     .updateTable('products')
     .set((eb) => ({
-      ...(Object.fromEntries(
-        columns.map((c) => [
-          c.column,
-          sql`case when ${c.sent}::boolean then ${c.value}::${c.type} else ${c.stored} end`,
-        ]),
-      ) as Record<string, never>),
+      ...setEntries(columns),
       version: eb('version', '+', 1),
       updated_at: updatedAt,
     }))
@@ -677,7 +659,7 @@ const patchProduct = precompiled((db: Executor, ...params: unknown[]) => {
     )
     .where(
       sql<boolean>`(${sql.join(
-        columns.map((c) => sql`(${c.sent}::boolean and ${differs(c)})`),
+        columns.map((c) => c.changed),
         sql` or `,
       )})`,
     )

@@ -1,5 +1,6 @@
 import { sql } from 'kysely'
 import { isPostgres } from '../db/database.js'
+import { patchedColumns, sentPairs, setEntries } from '../db/merge-patch-sql.js'
 import { precompiled } from '../db/precompiled.js'
 import type { Executor, NewVariantRow, ProductRow, VariantRow } from '../db/schema.js'
 
@@ -443,10 +444,7 @@ export async function patchVariantInOneStatement(
 ): Promise<VariantFields | undefined> {
   if (!isPostgres(db)) return undefined
   const { storeId, productId, variantId, changes, options, versions, updatedAt } = patch
-  const sent = Object.keys(ONE_STATEMENT_COLUMNS).flatMap((column) => {
-    const value = changes[column as keyof typeof ONE_STATEMENT_COLUMNS]
-    return [value !== undefined, value ?? null]
-  })
+  const sent = sentPairs(ONE_STATEMENT_COLUMNS, changes)
   const [row] = await patchVariant(
     db,
     storeId,
@@ -476,13 +474,7 @@ const patchVariant = precompiled((db: Executor, ...params: unknown[]) => {
     string,
   ]
   const [optionsSent, optionsText, optionsKeySent] = params.slice(6, FIXED_PARAMS)
-  const columns = Object.entries(ONE_STATEMENT_COLUMNS).map(([column, type], i) => ({
-    column,
-    type: sql.raw(type),
-    sent: params[FIXED_PARAMS + 2 * i],
-    value: params[FIXED_PARAMS + 2 * i + 1],
-    stored: sql.ref(`variants.${column}`),
-  }))
+  const columns = patchedColumns('variants', ONE_STATEMENT_COLUMNS, params, FIXED_PARAMS)
   const optionsDiffer = sql`${optionsSent}::boolean and ${optionsKeySent}::text is distinct from variants.options_key`
   return db
     .with('product', (db) =>
@@ -498,12 +490,7 @@ const patchVariant = precompiled((db: Executor, ...params: unknown[]) => {
         .updateTable('variants')
         .from('product')
         .set((eb) => ({
-          ...(Object.fromEntries(
-            columns.map((c) => [
-              c.column,
-              sql`case when ${c.sent}::boolean then ${c.value}::${c.type} else ${c.stored} end`,
-            ]),
-          ) as Record<string, never>),
+          ...setEntries(columns),
           options: sql`case when ${optionsDiffer} then ${optionsText}::json else variants.options end`,
           options_key: sql`case when ${optionsSent}::boolean then ${optionsKeySent}::text else variants.options_key end`,
           version: eb('variants.version', '+', 1),
@@ -517,10 +504,7 @@ const patchVariant = precompiled((db: Executor, ...params: unknown[]) => {
         )
         .where(
           sql<boolean>`((${optionsDiffer}) or ${sql.join(
-            columns.map(
-              (c) =>
-                sql`(${c.sent}::boolean and ${c.value}::${c.type} is distinct from ${c.stored})`,
-            ),
+            columns.map((c) => c.changed),
             sql` or `,
           )})`,
         )

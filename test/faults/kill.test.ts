@@ -73,7 +73,7 @@ describeEachDialect('faults: kill -9 under load', (dialect) => {
         product === null
           ? undefined
           : call.path === '/products'
-            ? (({ variants: _, ...rest }) => rest)(product)
+            ? productAsCreated(product)
             : product.variants.find((variant: { id: string }) => variant.id === record.id)
       if (stored !== undefined && JSON.stringify(stored) === JSON.stringify(record)) found++
       else missing.push(`${call.path} ${record.id}`)
@@ -104,7 +104,7 @@ describeEachDialect('faults: kill -9 under load', (dialect) => {
         `in flight ${unanswered.length}, retried ${retries.length} (200: ${retriedOk.length}, ` +
         `replayed: ${replayed.length}), duplicates ${duplicates.length}`,
     )
-    await t.test('every record answered 200 reads back unchanged', () => {
+    await t.test('every record answered 200 reads back as it was answered', () => {
       assert.deepEqual(missing.slice(0, 5), [])
       assert.equal(found, acknowledged.length)
     })
@@ -120,3 +120,17 @@ describeEachDialect('faults: kill -9 under load', (dialect) => {
     )
   }
 })
+
+/**
+ * A product read back, as its create answered it: the load only adds variants, and each one
+ * raised the product's version by 1 and set its updatedAt to the variant's creation time (the
+ * last to commit, which under concurrency need not be the latest created). When the record
+ * read does not bear that out, it is returned as read, so it matches nothing.
+ */
+function productAsCreated(product: Record<string, any>): Record<string, unknown> {
+  const { variants, ...record } = product as { variants: { createdAt: string }[] }
+  const { createdAt, updatedAt, version } = record as Record<string, any>
+  const setBy = variants.length === 0 ? [createdAt] : variants.map((variant) => variant.createdAt)
+  if (!setBy.includes(updatedAt)) return record
+  return { ...record, version: version - variants.length, updatedAt: createdAt }
+}

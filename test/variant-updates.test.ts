@@ -408,6 +408,25 @@ describeEachDialect("PATCH /products/:id/variants/:variantId: the product's vers
     return after
   }
 
+  it("never moves a record's updatedAt back, whichever write commits last", async (t) => {
+    const api = await buildTestApi(t, dialect)
+    const product = await start(api)
+    const variant = await addVariant(api, product.id, { name: 'M', sku: 'M-1' })
+    // As if a write that read the clock later had committed first.
+    const later = '2999-01-01T00:00:00.000Z'
+    for (const table of ['products', 'variants'] as const) {
+      await api.database.kysely.updateTable(table).set({ updated_at: later }).execute()
+    }
+    const patched = await api.patch(`/products/${product.id}/variants/${variant.id}`, { name: 'L' })
+    assert.equal(patched.statusCode, 200, patched.body)
+    assert.equal(patched.json().data.updatedAt, later, 'variant')
+    assert.equal((await readProduct(api, product.id)).updatedAt, later, 'product, variant patched')
+    await addVariant(api, product.id, { name: 'S' })
+    const renamed = await api.patch(`/products/${product.id}`, { name: 'Shirt' })
+    assert.equal(renamed.json().data.updatedAt, later, 'product, renamed')
+    assert.equal(renamed.json().data.version, product.version + 4)
+  })
+
   it('moves when a variant is added', async (t) => {
     const api = await buildTestApi(t, dialect)
     const product = await start(api)

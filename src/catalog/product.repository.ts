@@ -1,6 +1,7 @@
 import { sql, type QueryCreator } from 'kysely'
 import { isPostgres } from '../db/database.js'
 import { patchedColumns, sentPairs, setEntries } from '../db/merge-patch-sql.js'
+import { notBefore } from '../db/timestamps.js'
 import { precompiled } from '../db/precompiled.js'
 import type { DB, Executor, NewProductRow, ProductRow } from '../db/schema.js'
 import { splitSuffix, withSuffix } from './slug.js'
@@ -455,7 +456,7 @@ const updateProduct = precompiled(
         product_type: productType,
         tags,
         images,
-        updated_at: updatedAt,
+        updated_at: notBefore(isPostgres(db), 'products.updated_at', updatedAt),
         version: eb('version', '+', 1),
       }))
       .where('store_id', '=', storeId)
@@ -508,7 +509,7 @@ const touchProduct = precompiled((db: Executor, storeId: string, id: string, upd
     .updateTable('products')
     .set((eb) => ({
       version: eb('version', '+', 1),
-      updated_at: updatedAt,
+      updated_at: notBefore(isPostgres(db), 'products.updated_at', updatedAt),
       max_variant_position: eb.fn.coalesce(
         eb
           .selectFrom('variants')
@@ -649,7 +650,7 @@ const patchProduct = precompiled((db: Executor, ...params: unknown[]) => {
     .set((eb) => ({
       ...setEntries(columns),
       version: eb('version', '+', 1),
-      updated_at: updatedAt,
+      updated_at: notBefore(isPostgres(db), 'products.updated_at', updatedAt),
     }))
     .where('store_id', '=', storeId)
     .where('id', '=', id)

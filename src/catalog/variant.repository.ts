@@ -2,6 +2,7 @@ import { sql } from 'kysely'
 import { isPostgres } from '../db/database.js'
 import { patchedColumns, sentPairs, setEntries } from '../db/merge-patch-sql.js'
 import { precompiled } from '../db/precompiled.js'
+import { notBefore } from '../db/timestamps.js'
 import type { Executor, NewVariantRow, ProductRow, VariantRow } from '../db/schema.js'
 
 /** What the caller decides of a new variant; price and position may be left to the product. */
@@ -106,6 +107,7 @@ function insertVariantStatement(defaultPrice: boolean, defaultPosition: boolean)
       .with('product', (db) =>
         raiseMaxVariantPosition(
           db as unknown as Executor,
+          true,
           storeId,
           productId,
           defaultPosition ? null : position,
@@ -153,12 +155,12 @@ const insertVariantStatements: Record<StatementShape, ReturnType<typeof insertVa
 // SQLite's two steps of insertVariantIntoProduct, each compiled once.
 const raiseToNextPosition = precompiled(
   (db: Executor, storeId: string, productId: string, updatedAt: string) =>
-    raiseMaxVariantPosition(db, storeId, productId, null, updatedAt),
+    raiseMaxVariantPosition(db, false, storeId, productId, null, updatedAt),
 )
 
 const raiseToPosition = precompiled(
   (db: Executor, storeId: string, productId: string, position: number, updatedAt: string) =>
-    raiseMaxVariantPosition(db, storeId, productId, position, updatedAt),
+    raiseMaxVariantPosition(db, false, storeId, productId, position, updatedAt),
 )
 
 /** The values in the order of VARIANT_INSERT_COLUMNS, as the PostgreSQL statements take them. */
@@ -195,6 +197,7 @@ const VARIANT_INSERT_COLUMNS = [
  */
 function raiseMaxVariantPosition(
   db: Executor,
+  postgres: boolean,
   storeId: string,
   productId: string,
   position: number | null,
@@ -204,7 +207,7 @@ function raiseMaxVariantPosition(
     .updateTable('products')
     .set((eb) => ({
       version: eb('version', '+', 1),
-      updated_at: updatedAt,
+      updated_at: notBefore(postgres, 'products.updated_at', updatedAt),
       max_variant_position:
         position === null
           ? eb('max_variant_position', '+', 1)
@@ -383,7 +386,7 @@ const updateVariant = precompiled(
         options_key: optionsKey,
         position,
         weight_grams: weightGrams,
-        updated_at: updatedAt,
+        updated_at: notBefore(isPostgres(db), 'variants.updated_at', updatedAt),
         version: eb('version', '+', 1),
       }))
       .where('store_id', '=', storeId)
@@ -494,7 +497,7 @@ const patchVariant = precompiled((db: Executor, ...params: unknown[]) => {
           options: sql`case when ${optionsDiffer} then ${optionsText}::json else variants.options end`,
           options_key: sql`case when ${optionsSent}::boolean then ${optionsKeySent}::text else variants.options_key end`,
           version: eb('variants.version', '+', 1),
-          updated_at: sql`${updatedAt}::timestamptz`,
+          updated_at: notBefore(true, 'variants.updated_at', updatedAt),
         }))
         .whereRef('variants.store_id', '=', 'product.store_id')
         .whereRef('variants.product_id', '=', 'product.id')
@@ -516,7 +519,7 @@ const patchVariant = precompiled((db: Executor, ...params: unknown[]) => {
         .from('updated')
         .set((eb) => ({
           version: eb('products.version', '+', 1),
-          updated_at: sql`${updatedAt}::timestamptz`,
+          updated_at: notBefore(true, 'products.updated_at', updatedAt),
         }))
         .where('products.store_id', '=', storeId)
         .whereRef('products.id', '=', 'updated.product_id'),

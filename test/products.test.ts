@@ -4,30 +4,10 @@ import { it } from 'node:test'
 import { buildApp } from '../src/app.js'
 import { slugify } from '../src/catalog/slug.js'
 import { API, buildTestApi, describeEachDialect, expectError, type TestApi } from './helpers.js'
+import { PRODUCT_FIELDS } from './update-cases.js'
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 const ISO_UTC_MS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/
-
-/** The fields of a product record, as the contract lists them. */
-const PRODUCT_FIELDS = [
-  'barcode',
-  'compareAtPrice',
-  'createdAt',
-  'description',
-  'id',
-  'images',
-  'name',
-  'price',
-  'productType',
-  'sku',
-  'slug',
-  'status',
-  'tags',
-  'taxRate',
-  'updatedAt',
-  'vendor',
-  'version',
-]
 
 /** Posts a product and asserts a 400 validation_failed whose details name `field`. */
 async function expectInvalid(api: TestApi, body: unknown, field: string): Promise<void> {

@@ -2,21 +2,16 @@ import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import { it } from 'node:test'
 import type { LightMyRequestResponse } from 'fastify'
-import { buildTestApi, describeEachDialect, expectError, type TestApi } from './helpers.js'
+import {
+  addVariant,
+  buildTestApi,
+  describeEachDialect,
+  expectError,
+  type TestApi,
+} from './helpers.js'
 
 type Json = Record<string, any>
 type Answer = LightMyRequestResponse
-
-/** Adds a variant and returns its record; fails the test unless the answer is 200. */
-async function addVariant(
-  api: TestApi,
-  productId: string,
-  body: Record<string, unknown>,
-): Promise<Json> {
-  const res = await api.post(`/products/${productId}/variants`, body)
-  assert.equal(res.statusCode, 200, `add variant answered ${res.statusCode}: ${res.body}`)
-  return res.json().data
-}
 
 /** Asserts a 200 whose ETag header is the record's version, quoted; returns the record. */
 function expectTagged(res: Answer, label: string): Json {

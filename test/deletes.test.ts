@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import { it } from 'node:test'
 import {
+  addVariant,
   buildTestApi,
   describeEachDialect,
   expectError,
@@ -10,18 +11,6 @@ import {
 } from './helpers.js'
 
 type Json = Record<string, any>
-
-/** Adds a variant and returns its record; fails the test unless the answer is 200. */
-async function addVariant(
-  api: TestApi,
-  productId: string,
-  body: Record<string, unknown>,
-  key?: string,
-): Promise<Json> {
-  const res = await api.post(`/products/${productId}/variants`, body, key)
-  assert.equal(res.statusCode, 200, `add variant answered ${res.statusCode}: ${res.body}`)
-  return res.json().data
-}
 
 function expectNotFound(res: { statusCode: number; body: string }, label: string): void {
   try {

@@ -1,3 +1,4 @@
+import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import { describe, it, type TestContext } from 'node:test'
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
@@ -185,4 +186,37 @@ export function malformedIds(id: string): string[] {
     id.replaceAll('-', ''),
     encodeURIComponent(`${id}' or '1'='1`),
   ]
+}
+
+/** Adds a variant and returns its record; fails the test unless the answer is 200. */
+export async function addVariant(
+  api: TestApi,
+  productId: string,
+  body: Record<string, unknown>,
+  key?: string,
+): Promise<Record<string, any>> {
+  const res = await api.post(`/products/${productId}/variants`, body, key)
+  assert.equal(res.statusCode, 200, `add variant answered ${res.statusCode}: ${res.body}`)
+  return res.json().data
+}
+
+/** Follows nextCursor from the first page (or from `cursor`) to the last; returns the pages. */
+export async function walkPages(
+  api: TestApi,
+  query: string,
+  key?: string,
+  cursor: string | null = null,
+): Promise<{ data: Record<string, any>[]; nextCursor: string | null }[]> {
+  const pages: { data: Record<string, any>[]; nextCursor: string | null }[] = []
+  do {
+    const path: string = `/products?${query}${cursor === null ? '' : `&cursor=${cursor}`}`
+    const res = await api.get(path, key)
+    assert.equal(res.statusCode, 200, `${path} answered ${res.statusCode}: ${res.body}`)
+    const body = res.json()
+    assert.deepEqual(Object.keys(body).sort(), ['data', 'nextCursor'])
+    pages.push(body)
+    cursor = body.nextCursor
+    assert.ok(pages.length <= 100, 'paging does not end')
+  } while (cursor !== null)
+  return pages
 }

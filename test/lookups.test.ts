@@ -2,26 +2,16 @@ import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import { it } from 'node:test'
 import {
+  addVariant,
   buildTestApi,
   describeEachDialect,
   expectError,
   malformedIds,
   type TestApi,
+  walkPages,
 } from './helpers.js'
 
 type Json = Record<string, any>
-
-/** Adds a variant and returns its record; fails the test unless the answer is 200. */
-async function addVariant(
-  api: TestApi,
-  productId: string,
-  body: Record<string, unknown>,
-  key?: string,
-): Promise<Json> {
-  const res = await api.post(`/products/${productId}/variants`, body, key)
-  assert.equal(res.statusCode, 200, `add variant answered ${res.statusCode}: ${res.body}`)
-  return res.json().data
-}
 
 /** Creates products one after another (so their order is known), oldest first. */
 async function createProducts(
@@ -33,23 +23,6 @@ async function createProducts(
   const products: Json[] = []
   for (let i = 0; i < count; i++) products.push(await api.createProduct(body(i), key))
   return products
-}
-
-/** Follows nextCursor from the first page to the last; returns the pages. */
-async function walkPages(api: TestApi, query: string, key?: string) {
-  const pages: { data: Json[]; nextCursor: string | null }[] = []
-  let cursor: string | null = null
-  do {
-    const path: string = `/products?${query}${cursor === null ? '' : `&cursor=${cursor}`}`
-    const res = await api.get(path, key)
-    assert.equal(res.statusCode, 200, `${path} answered ${res.statusCode}: ${res.body}`)
-    const body = res.json()
-    assert.deepEqual(Object.keys(body).sort(), ['data', 'nextCursor'])
-    pages.push(body)
-    cursor = body.nextCursor
-    assert.ok(pages.length <= 100, 'paging does not end')
-  } while (cursor !== null)
-  return pages
 }
 
 /** The ids of one unpaged list answer (limit 200), asserting nextCursor null. */

@@ -1,16 +1,16 @@
 import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import { it } from 'node:test'
-import { buildTestApi, describeEachDialect, expectError, type TestApi } from './helpers.js'
+import {
+  addVariant,
+  buildTestApi,
+  describeEachDialect,
+  expectError,
+  type TestApi,
+  walkPages,
+} from './helpers.js'
 
 type Product = Record<string, any>
-
-/** Adds a variant and returns its record; fails the test unless the answer is 200. */
-async function addVariant(api: TestApi, productId: string, body: Record<string, unknown>) {
-  const res = await api.post(`/products/${productId}/variants`, body)
-  assert.equal(res.statusCode, 200, `add variant answered ${res.statusCode}: ${res.body}`)
-  return res.json().data as Product
-}
 
 /** Creates products one after another (so their order is known), oldest first. */
 async function createProducts(
@@ -22,22 +22,6 @@ async function createProducts(
   const products: Product[] = []
   for (let i = 0; i < count; i++) products.push(await api.createProduct(body(i), key))
   return products
-}
-
-/** Follows nextCursor from the first page (or from `cursor`) to the last; returns the pages. */
-async function walkPages(api: TestApi, query: string, key?: string, cursor: string | null = null) {
-  const pages: { data: Product[]; nextCursor: string | null }[] = []
-  do {
-    const path: string = `/products?${query}${cursor === null ? '' : `&cursor=${cursor}`}`
-    const res = await api.get(path, key)
-    assert.equal(res.statusCode, 200, `${path} answered ${res.statusCode}: ${res.body}`)
-    const body = res.json()
-    assert.deepEqual(Object.keys(body).sort(), ['data', 'nextCursor'])
-    pages.push(body)
-    cursor = body.nextCursor
-    assert.ok(pages.length <= 100, 'paging does not end')
-  } while (cursor !== null)
-  return pages
 }
 
 /**

@@ -1,7 +1,13 @@
 import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import { it } from 'node:test'
-import { buildTestApi, describeEachDialect, expectError, type TestApi } from './helpers.js'
+import {
+  addVariant,
+  buildTestApi,
+  describeEachDialect,
+  expectError,
+  type TestApi,
+} from './helpers.js'
 import {
   OPTIONS,
   STORED_OPTIONS,
@@ -35,18 +41,6 @@ const CREATED = {
 }
 
 const MAX_POSITION = 2_147_483_647
-
-/** Adds a variant and returns its record; fails the test unless the answer is 200. */
-async function addVariant(
-  api: TestApi,
-  productId: string,
-  body: Json,
-  key = api.key,
-): Promise<Json> {
-  const res = await api.post(`/products/${productId}/variants`, body, key)
-  assert.equal(res.statusCode, 200, `add variant answered ${res.statusCode}: ${res.body}`)
-  return res.json().data
-}
 
 /** A variant as the product's variant list shows it, failing unless it is there. */
 async function readVariant(api: TestApi, productId: string, id: string, key = api.key) {

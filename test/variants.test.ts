@@ -1,23 +1,11 @@
 import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import { it } from 'node:test'
-import { buildTestApi, describeEachDialect, expectError, type TestApi } from './helpers.js'
+import { addVariant, buildTestApi, describeEachDialect, expectError } from './helpers.js'
 import { VARIANT_FIELDS } from './update-cases.js'
 
 const ISO_WITH_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
-
-/** Adds a variant and returns its record; fails the test unless the answer is 200. */
-async function addVariant(
-  api: TestApi,
-  productId: string,
-  body: Record<string, unknown>,
-  key?: string,
-): Promise<Record<string, any>> {
-  const res = await api.post(`/products/${productId}/variants`, body, key)
-  assert.equal(res.statusCode, 200, `add variant answered ${res.statusCode}: ${res.body}`)
-  return res.json().data
-}
 
 /** Asserts a 400 validation_failed whose details name `field` (or a field under it). */
 function expectInvalid(res: { statusCode: number; body: string }, field: string): void {

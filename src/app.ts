@@ -7,9 +7,10 @@ import Fastify, {
   type FastifyServerOptions,
 } from 'fastify'
 import { registerAuth } from './auth/auth.hook.js'
-import { registerCatalogRoutes } from './catalog/catalog.routes.js'
+import { PREFIX, registerCatalogRoutes } from './catalog/catalog.routes.js'
 import type { Database } from './db/database.js'
 import { AppError } from './errors.js'
+import { registerEventRoutes } from './events/event.routes.js'
 import { registerHealthRoutes } from './health.routes.js'
 import { sendError } from './http/error-handler.js'
 import { answerClientError } from './http/client-error.js'
@@ -156,6 +157,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
     registerCatalogRoutes(routes, database, {
       idempotencyKeyTtlSeconds: options.idempotencyKeyTtlSeconds ?? 24 * 60 * 60,
     })
+    registerEventRoutes(routes, database, PREFIX)
   })
   return app
 }

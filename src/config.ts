@@ -28,6 +28,8 @@ export interface Config {
   readonly idempotencyKeyTtlSeconds: number
   /** Bearer token that GET /metrics requires; none: /metrics is open. */
   readonly metricsToken: string | undefined
+  /** How many days events are kept in the feed; older ones are pruned in the background. */
+  readonly eventRetentionDays: number
 }
 
 export const DEFAULT_DATABASE_URL = 'sqlite:data/catalog.db'
@@ -72,6 +74,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       30 * 24 * 60 * 60,
     ),
     metricsToken: env.METRICS_TOKEN || undefined,
+    eventRetentionDays: integerSetting(env, 'EVENT_RETENTION_DAYS', 30, 1, 36_500),
   })
 }
 

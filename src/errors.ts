@@ -11,6 +11,7 @@ export const ERROR_STATUS = {
   duplicate_slug: 409,
   invalid_transition: 409,
   precondition_failed: 412,
+  cursor_expired: 410,
   idempotency_key_in_use: 409,
   idempotency_key_reused: 422,
   rate_limited: 429,

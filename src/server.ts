@@ -4,6 +4,7 @@ import { ensureFirstApiKey, type CreatedApiKey } from './auth/api-key.service.js
 import type { Config } from './config.js'
 import { createDatabase, type Database } from './db/database.js'
 import { migrateToLatest } from './db/migrate.js'
+import { startEventPruning } from './events/pruning.js'
 import { startIdempotencyPruning } from './idempotency/pruning.js'
 
 export interface RunningServer {
@@ -20,6 +21,10 @@ export interface RunningServer {
 /** Expired idempotency records are deleted this often, at most this many per write. */
 const IDEMPOTENCY_PRUNING_INTERVAL_MS = 60_000
 const IDEMPOTENCY_PRUNING_BATCH = 1000
+
+/** Events past their retention are deleted this often, at most this many per write. */
+const EVENT_PRUNING_INTERVAL_MS = 60_000
+const EVENT_PRUNING_BATCH = 1000
 
 /**
  * Logs the durability settings in force; one warning line when the database may lose a commit
@@ -73,6 +78,12 @@ export async function startServer(config: Config): Promise<RunningServer> {
       batchSize: IDEMPOTENCY_PRUNING_BATCH,
       onError: (error) => running.log.warn({ err: error }, 'pruning idempotency keys failed'),
     })
+    const eventPruning = startEventPruning(database, {
+      retentionDays: config.eventRetentionDays,
+      intervalMs: EVENT_PRUNING_INTERVAL_MS,
+      batchSize: EVENT_PRUNING_BATCH,
+      onError: (error) => running.log.warn({ err: error }, 'pruning events failed'),
+    })
     return {
       app: running,
       database,
@@ -89,6 +100,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
           clearInterval(sweep)
         }
         await pruning.stop()
+        await eventPruning.stop()
         await database.close()
       },
     }

@@ -7,6 +7,7 @@ import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import { buildApp } from '../src/app.js'
 import type { Database } from '../src/db/database.js'
 import { ERROR_STATUS } from '../src/errors.js'
+import { pruneEvents } from '../src/events/pruning.js'
 import { generateOpenApiDocument, OPENAPI_FILE, renderOpenApiFile } from '../scripts/openapi.js'
 import { API, buildTestApi, describeEachDialect } from './helpers.js'
 import {
@@ -110,6 +111,7 @@ describe('the OpenAPI document', () => {
       [`GET ${API}/products/{id}/variants/{variantId}`]: read,
       [`GET ${API}/products`]: read,
       [`GET ${API}/variants`]: read,
+      [`GET ${API}/events`]: read,
       'GET /healthz': [],
       'GET /readyz': [],
     }
@@ -146,6 +148,7 @@ describe('the OpenAPI document', () => {
       [`DELETE ${API}/products/{id}/variants/{variantId}`]: [...common, '404', '412'],
       [`GET ${API}/products/{id}/variants/{variantId}`]: [...common, '404'],
       [`GET ${API}/variants`]: [...common, '400'],
+      [`GET ${API}/events`]: [...common, '400', '410'],
     }
     for (const [label, statuses] of Object.entries(expected)) {
       const responses = operations.get(label)!.responses
@@ -450,6 +453,20 @@ describeEachDialect('answers conform to the OpenAPI document', (dialect) => {
       checker.check(label, response)
     }
 
+    // The event feed: a page, a bad limit, no key, and a cursor before pruned events.
+    const eventsLabel = `GET ${API}/events`
+    const events = `${API}/events`
+    await check(eventsLabel, send('GET', events))
+    await check(eventsLabel, send('GET', `${events}?limit=0`))
+    await check(eventsLabel, send('GET', events, { key: null }))
+    // The position before every event, as the feed of an empty store hands it out.
+    const start = Buffer.from('e1.0.0').toString('base64url')
+    await pruneEvents(api.database, new Date(Date.now() + 31 * 24 * 3600 * 1000), {
+      retentionDays: 30,
+      batchSize: 100,
+    })
+    await check(eventsLabel, send('GET', `${events}?after=${start}`))
+
     // The database gone: 503 everywhere that needs it.
     await api.database.close()
     await check(createLabel, send('POST', products, json({ name: 'Mug' })))
@@ -463,6 +480,7 @@ describeEachDialect('answers conform to the OpenAPI document', (dialect) => {
     await check(patchVariantLabel, send('PATCH', variantUrl, json({ name: 'X' })))
     await check(deleteVariantLabel, send('DELETE', variantUrl))
     await check(findLabel, send('GET', `${API}/variants?sku=x`))
+    await check(eventsLabel, send('GET', events))
     await check('GET /readyz', send('GET', '/readyz', { key: null }))
 
     // Each declared status of the contract was seen, except those no request here can cause:
@@ -472,10 +490,9 @@ describeEachDialect('answers conform to the OpenAPI document', (dialect) => {
     // statuses of other features (429, 422), checked by their own tests.
     // The same goes for 409 on deletes (an Idempotency-Key still running: see its own tests).
     const unreachable = new Set([
-      ...[getLabel, listVariantsLabel, listLabel, variantLabel, findLabel].flatMap((label) => [
-        `${label} 403`,
-        `${label} 500`,
-      ]),
+      ...[getLabel, listVariantsLabel, listLabel, variantLabel, findLabel, eventsLabel].flatMap(
+        (label) => [`${label} 403`, `${label} 500`],
+      ),
       'GET /healthz 503',
       `${createLabel} 409`,
       `${deleteLabel} 409`,
@@ -484,6 +501,7 @@ describeEachDialect('answers conform to the OpenAPI document', (dialect) => {
     const contractStatuses = new Set([
       '200',
       '304',
+      '410',
       '412',
       '400',
       '401',

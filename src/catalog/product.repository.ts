@@ -4,6 +4,7 @@ import { patchedColumns, sentPairs, setEntries } from '../db/merge-patch-sql.js'
 import { notBefore } from '../db/timestamps.js'
 import { precompiled } from '../db/precompiled.js'
 import type { DB, Executor, NewProductRow, ProductRow } from '../db/schema.js'
+import { eventInsertFrom, insertEvent, type EventStamp } from '../events/event.repository.js'
 import { splitSuffix, withSuffix } from './slug.js'
 
 /** The filters of a product list, each exact; `tag` is a tag key (lowercased). */
@@ -122,14 +123,17 @@ export type NewProduct = Omit<NewProductRow, 'slug' | 'max_variant_position' | '
  * 3. a base that looks suffixed (`t-shirt-2`, from "T-Shirt 2") reserves that suffix under
  *    its own base, so a later "T-Shirt" skips `t-shirt-2`.
  *
- * On PostgreSQL this is one statement, atomic without a transaction block (its tags too).
- * On SQLite the same steps are separate statements and must run inside a transaction
- * (group commit's).
+ * The product.created event is appended with it (`event` gives its id and time).
+ *
+ * On PostgreSQL this is one statement, atomic without a transaction block (its tags and its
+ * event too). On SQLite the same steps are separate statements and must run inside a
+ * transaction (group commit's).
  */
 export async function insertProductWithUniqueSlug(
   db: Executor,
   row: NewProduct,
   base: string,
+  event: EventStamp,
 ): Promise<string> {
   const reserved = splitSuffix(base)
   const values = rowValues(row)
@@ -145,6 +149,8 @@ export async function insertProductWithUniqueSlug(
       base,
       reserved?.base ?? '',
       reserved?.n ?? 0,
+      event.id,
+      event.createdAt,
     )
     return inserted!.slug
   }
@@ -156,6 +162,19 @@ export async function insertProductWithUniqueSlug(
   if (claim.claims > 1) await countSlugOnce(db, storeId, slug)
   await insertProductRow(db, ...values, slug)
   await insertTags(db, storeId, row.id, row.created_at, row.tag_keys)
+  await insertEvent(db, {
+    storeId,
+    id: event.id,
+    type: 'product.created',
+    createdAt: event.createdAt,
+    object: JSON.stringify({
+      ...productColumns(values),
+      slug,
+      max_variant_position: 0,
+      version: 1,
+    }),
+    previous: null,
+  })
   return slug
 }
 
@@ -217,12 +236,22 @@ type InsertValues = [...RowValues, tagKeys: string, base: string]
  */
 function insertStatement(reserving: boolean, tagged: boolean) {
   return precompiled(
-    (db: Executor, ...args: [...InsertValues, reservedBase: string, reservedN: number]) =>
+    (
+      db: Executor,
+      ...args: [
+        ...InsertValues,
+        reservedBase: string,
+        reservedN: number,
+        eventId: string,
+        eventCreatedAt: string,
+      ]
+    ) =>
       productInsertStatement(db, args.slice(0, ROW_VALUE_COUNT + 2) as InsertValues, {
         reserved: reserving
           ? { base: args[ROW_VALUE_COUNT + 2] as string, n: args[ROW_VALUE_COUNT + 3] as number }
           : undefined,
         tagged,
+        event: { id: args[ROW_VALUE_COUNT + 4], createdAt: args[ROW_VALUE_COUNT + 5] },
       }),
   )
 }
@@ -279,15 +308,19 @@ function productColumns(values: RowValues | InsertValues | [...RowValues, string
 }
 
 /**
- * The PostgreSQL statement of insertProductWithUniqueSlug: CTEs for the counters and the
- * product's tags, then the insert.
+ * The PostgreSQL statement of insertProductWithUniqueSlug: CTEs for the counters, the
+ * product's tags, the product and its event, then the slug the product got.
  */
 function productInsertStatement(
   db: Executor,
   values: InsertValues,
-  shape: { reserved: { base: string; n: number } | undefined; tagged: boolean },
+  shape: {
+    reserved: { base: string; n: number } | undefined
+    tagged: boolean
+    event: { id: unknown; createdAt: unknown }
+  },
 ) {
-  const { reserved, tagged } = shape
+  const { reserved, tagged, event } = shape
   const [storeId, id] = values
   const createdAt = values[14]
   const [tagKeys, base] = values.slice(ROW_VALUE_COUNT) as [string, string]
@@ -327,18 +360,31 @@ function productInsertStatement(
       ) as unknown as typeof counted)
     : withTags
   return query
-    .insertInto('products')
-    .values((eb) => ({
-      ...productColumns(values),
-      slug: eb
-        .selectFrom('claim')
-        .select(
-          sql<string>`case when claim.claims = 1 then ${base} else ${base} || '-' || claim.last_suffix end`.as(
-            'slug',
-          ),
-        ),
-    }))
-    .returning('slug')
+    .with('inserted', (db) =>
+      db
+        .insertInto('products')
+        .values((eb) => ({
+          ...productColumns(values),
+          slug: eb
+            .selectFrom('claim')
+            .select(
+              sql<string>`case when claim.claims = 1 then ${base} else ${base} || '-' || claim.last_suffix end`.as(
+                'slug',
+              ),
+            ),
+        }))
+        .returningAll(),
+    )
+    .with('event', () =>
+      eventInsertFrom(
+        'inserted',
+        { storeId, type: 'product.created', ...event },
+        sql`to_json(inserted)`,
+        null,
+      ),
+    )
+    .selectFrom('inserted')
+    .select('slug')
 }
 
 /** Inserts one product_tags row per key of the JSON array `tagKeys`. */
@@ -600,23 +646,28 @@ export interface OneStatementPatch {
   /** The statuses a product may not leave for the status sent (the transition rule). */
   statusesBarred: string[]
   updatedAt: string
+  /** The product.updated event's id and time, appended by the same statement. */
+  event: EventStamp
 }
 
 /**
  * A product's PATCH as one statement on PostgreSQL, as a create is: the columns sent are set,
  * the version raised, and only if the version is one If-Match allows, the status may change
- * to the one sent, and a value sent differs from the stored one. The row it answers is the
- * product after the change; undefined when nothing was written (no such product, another
- * version, a barred transition, no change, or SQLite, where the group commit runs the
- * transaction path at no round-trip cost): the caller then takes the transaction path, which
- * finds out which and answers it.
+ * to the one sent, and a value sent differs from the stored one. The same statement appends
+ * the product.updated event, with the row before (read by the statement's snapshot) and the
+ * row after; the update applies only to the version that snapshot read, so when another
+ * write commits in between, this one writes nothing rather than report stale old values.
+ * The row it answers is the product after the change; undefined when nothing was written (no
+ * such product, another version, a barred transition, no change, a write in between, or
+ * SQLite, where the group commit runs the transaction path at no round-trip cost): the
+ * caller then takes the transaction path, which finds out which and answers it.
  */
 export async function patchProductInOneStatement(
   db: Executor,
   patch: OneStatementPatch,
 ): Promise<ProductRow | undefined> {
   if (!isPostgres(db)) return undefined
-  const { storeId, id, changes, versions, statusesBarred, updatedAt } = patch
+  const { storeId, id, changes, versions, statusesBarred, updatedAt, event } = patch
   const sent = sentPairs(ONE_STATEMENT_COLUMNS, changes)
   const [row] = await patchProduct(
     db,
@@ -626,43 +677,59 @@ export async function patchProductInOneStatement(
     versions === 'any' ? [] : versions,
     statusesBarred,
     updatedAt,
+    event.id,
+    event.createdAt,
     ...sent,
   )
   return row
 }
 
 /** The parameters before the columns' (sent, value) pairs, in patchProductInOneStatement's order. */
-const FIXED_PARAMS = 6
+const FIXED_PARAMS = 8
 
 const patchProduct = precompiled((db: Executor, ...params: unknown[]) => {
-  const [storeId, id, anyVersion, versions, statusesBarred, updatedAt] = params as [
-    string,
-    string,
-    boolean,
-    number[],
-    string[],
-    string,
-  ]
+  const [storeId, id, anyVersion, versions, statusesBarred, updatedAt, eventId, eventAt] =
+    params as [string, string, boolean, number[], string[], string, string, string]
   const columns = patchedColumns('products', ONE_STATEMENT_COLUMNS, params, FIXED_PARAMS)
   const statusSent = params[FIXED_PARAMS + 2 * Object.keys(ONE_STATEMENT_COLUMNS).indexOf('status')]
   return db
-    .updateTable('products')
-    .set((eb) => ({
-      ...setEntries(columns),
-      version: eb('version', '+', 1),
-      updated_at: notBefore(isPostgres(db), 'products.updated_at', updatedAt),
-    }))
-    .where('store_id', '=', storeId)
-    .where('id', '=', id)
-    .where(sql<boolean>`(${anyVersion}::boolean or products.version = any(${versions}::integer[]))`)
-    .where(
-      sql<boolean>`not (${statusSent}::boolean and products.status = any(${statusesBarred}::text[]))`,
+    .with('old', (db) =>
+      db.selectFrom('products').selectAll().where('store_id', '=', storeId).where('id', '=', id),
     )
-    .where(
-      sql<boolean>`(${sql.join(
-        columns.map((c) => c.changed),
-        sql` or `,
-      )})`,
+    .with('updated', (db) =>
+      db
+        .updateTable('products')
+        .from('old')
+        .set((eb) => ({
+          ...setEntries(columns),
+          version: eb('products.version', '+', 1),
+          updated_at: notBefore(true, 'products.updated_at', updatedAt),
+        }))
+        .whereRef('products.store_id', '=', 'old.store_id')
+        .whereRef('products.id', '=', 'old.id')
+        .whereRef('products.version', '=', 'old.version')
+        .where(
+          sql<boolean>`(${anyVersion}::boolean or products.version = any(${versions}::integer[]))`,
+        )
+        .where(
+          sql<boolean>`not (${statusSent}::boolean and products.status = any(${statusesBarred}::text[]))`,
+        )
+        .where(
+          sql<boolean>`(${sql.join(
+            columns.map((c) => c.changed),
+            sql` or `,
+          )})`,
+        )
+        .returningAll('products'),
     )
-    .returningAll()
+    .with('event', () =>
+      eventInsertFrom(
+        'updated, old',
+        { storeId, type: 'product.updated', id: eventId, createdAt: eventAt },
+        sql`to_json(updated)`,
+        sql`to_json(old)`,
+      ),
+    )
+    .selectFrom('updated')
+    .selectAll()
 })

@@ -3,6 +3,7 @@ import { violatedUniqueConstraint } from '../db/driver-errors.js'
 import type { Executor, ProductRow } from '../db/schema.js'
 import { isUuid, newId, nowIso } from '../db/values.js'
 import { AppError, productNotFound } from '../errors.js'
+import { appendEvent, eventStamp } from '../events/event.service.js'
 import { ifMatchAllows, ifMatchVersions } from '../http/conditional.js'
 import { rowToProduct, rowToVariant } from './catalog.mappers.js'
 import {
@@ -102,6 +103,7 @@ async function createProductIn(
     db,
     { ...row, tag_keys: tagKeysJson(tags) },
     slugify(input.name),
+    eventStamp(),
   )
   return rowToProduct({ ...row, slug, max_variant_position: 0, version: 1 })
 }
@@ -132,6 +134,7 @@ export function updateProductWork(
         versions: ifMatchVersions(ifMatch),
         statusesBarred: patch.status ? statusesBarredFrom(patch.status) : [],
         updatedAt: nowIso(),
+        event: eventStamp(),
       })
       if (row) return rowToProduct(row)
     }
@@ -191,6 +194,7 @@ async function updateProductIn(
       tagKeysJson(next.tags),
     )
   }
+  await appendEvent(db, storeId, { type: 'product.updated', object: updated, previous: row })
   return rowToProduct(updated)
 }
 
@@ -258,6 +262,7 @@ export function deleteProductWork(
   return async (db) => {
     const row = await lockProduct(db, storeId, id, ifMatch)
     await deleteProductRow(db, storeId, row.id)
+    await appendEvent(db, storeId, { type: 'product.deleted', object: row })
     return { id: row.id, deleted: true }
   }
 }

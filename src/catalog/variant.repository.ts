@@ -2,6 +2,7 @@ import { sql } from 'kysely'
 import { isPostgres } from '../db/database.js'
 import { patchedColumns, sentPairs, setEntries } from '../db/merge-patch-sql.js'
 import { precompiled } from '../db/precompiled.js'
+import { eventInsertFrom, insertEvent, type EventStamp } from '../events/event.repository.js'
 import { notBefore } from '../db/timestamps.js'
 import type { Executor, NewVariantRow, ProductRow, VariantRow } from '../db/schema.js'
 
@@ -16,18 +17,22 @@ export type NewVariantFields = Omit<NewVariantRow, 'price_e4' | 'position'> & {
  * from the product's `max_variant_position` (one more than the highest so far), which is
  * raised in the same step. The product's row is locked by that update until the insert
  * commits, so concurrent additions to one product get distinct positions.
- * Undefined when the store has no such product. One statement on PostgreSQL; on SQLite two,
- * to run inside a transaction.
+ * The variant.created event is appended with it (`event` gives its id and time).
+ * Undefined when the store has no such product. One statement on PostgreSQL; on SQLite
+ * three, to run inside a transaction.
  */
 export async function insertVariantIntoProduct(
   db: Executor,
   fields: NewVariantFields,
+  event: EventStamp,
 ): Promise<{ price_e4: number; position: number } | undefined> {
   if (isPostgres(db)) {
     const statement = insertVariantStatements[statementShape(fields)]
     const [inserted] = await statement(
       db,
       ...variantValues(fields, fields.price_e4, fields.position),
+      event.id,
+      event.createdAt,
     )
     return inserted
   }
@@ -44,7 +49,17 @@ export async function insertVariantIntoProduct(
   if (!product) return undefined
   const priceE4 = fields.price_e4 ?? product.price_e4
   const position = fields.position ?? product.max_variant_position
-  await insertVariantRow(db, ...variantValues(fields, priceE4, position))
+  const values = variantValues(fields, priceE4, position)
+  await insertVariantRow(db, ...values)
+  const row = Object.fromEntries(VARIANT_INSERT_COLUMNS.map((column, i) => [column, values[i]]))
+  await insertEvent(db, {
+    storeId: fields.store_id,
+    id: event.id,
+    type: 'variant.created',
+    createdAt: event.createdAt,
+    object: JSON.stringify({ ...row, version: 1 }),
+    previous: null,
+  })
   return { price_e4: priceE4, position }
 }
 
@@ -99,7 +114,9 @@ function statementShape(fields: NewVariantFields): StatementShape {
 }
 
 function insertVariantStatement(defaultPrice: boolean, defaultPosition: boolean) {
-  return precompiled((db: Executor, ...values: VariantValues) => {
+  return precompiled((db: Executor, ...args: [...VariantValues, string, string]) => {
+    const values = args.slice(0, VARIANT_INSERT_COLUMNS.length) as VariantValues
+    const [eventId, eventAt] = args.slice(VARIANT_INSERT_COLUMNS.length)
     const [storeId, id, productId, name, sku, barcode, priceE4, compareAtPriceE4] = values
     const [, , , , , , , , options, optionsKey, position, weightGrams, createdAt, updatedAt] =
       values
@@ -114,33 +131,48 @@ function insertVariantStatement(defaultPrice: boolean, defaultPosition: boolean)
           updatedAt,
         ),
       )
-      .insertInto('variants')
-      .columns(VARIANT_INSERT_COLUMNS)
-      .expression((db) =>
+      .with('inserted', (db) =>
         db
-          .selectFrom('product')
-          .select((eb) => [
-            eb.cast<string>(eb.val(storeId), 'text').as('store_id'),
-            eb.cast<string>(eb.val(id), 'uuid').as('id'),
-            eb.cast<string>(eb.val(productId), 'uuid').as('product_id'),
-            eb.cast<string>(eb.val(name), 'text').as('name'),
-            eb.cast<string | null>(eb.val(sku), 'text').as('sku'),
-            eb.cast<string | null>(eb.val(barcode), 'text').as('barcode'),
-            defaultPrice
-              ? eb.ref('product.price_e4').as('price_e4')
-              : eb.cast<number>(eb.val(priceE4), 'bigint').as('price_e4'),
-            eb.cast<number | null>(eb.val(compareAtPriceE4), 'bigint').as('compare_at_price_e4'),
-            eb.cast<string>(eb.val(options), 'json').as('options'),
-            eb.cast<string | null>(eb.val(optionsKey), 'text').as('options_key'),
-            defaultPosition
-              ? eb.ref('product.max_variant_position').as('position')
-              : eb.cast<number>(eb.val(position), 'integer').as('position'),
-            eb.cast<number | null>(eb.val(weightGrams), 'bigint').as('weight_grams'),
-            eb.cast<string>(eb.val(createdAt), 'timestamptz').as('created_at'),
-            eb.cast<string>(eb.val(updatedAt), 'timestamptz').as('updated_at'),
-          ]),
+          .insertInto('variants')
+          .columns(VARIANT_INSERT_COLUMNS)
+          .expression((db) =>
+            db
+              .selectFrom('product')
+              .select((eb) => [
+                eb.cast<string>(eb.val(storeId), 'text').as('store_id'),
+                eb.cast<string>(eb.val(id), 'uuid').as('id'),
+                eb.cast<string>(eb.val(productId), 'uuid').as('product_id'),
+                eb.cast<string>(eb.val(name), 'text').as('name'),
+                eb.cast<string | null>(eb.val(sku), 'text').as('sku'),
+                eb.cast<string | null>(eb.val(barcode), 'text').as('barcode'),
+                defaultPrice
+                  ? eb.ref('product.price_e4').as('price_e4')
+                  : eb.cast<number>(eb.val(priceE4), 'bigint').as('price_e4'),
+                eb
+                  .cast<number | null>(eb.val(compareAtPriceE4), 'bigint')
+                  .as('compare_at_price_e4'),
+                eb.cast<string>(eb.val(options), 'json').as('options'),
+                eb.cast<string | null>(eb.val(optionsKey), 'text').as('options_key'),
+                defaultPosition
+                  ? eb.ref('product.max_variant_position').as('position')
+                  : eb.cast<number>(eb.val(position), 'integer').as('position'),
+                eb.cast<number | null>(eb.val(weightGrams), 'bigint').as('weight_grams'),
+                eb.cast<string>(eb.val(createdAt), 'timestamptz').as('created_at'),
+                eb.cast<string>(eb.val(updatedAt), 'timestamptz').as('updated_at'),
+              ]),
+          )
+          .returning(VARIANT_READ_COLUMNS),
       )
-      .returning(['price_e4', 'position'])
+      .with('event', () =>
+        eventInsertFrom(
+          'inserted',
+          { storeId, type: 'variant.created', id: eventId, createdAt: eventAt },
+          sql`to_json(inserted)`,
+          null,
+        ),
+      )
+      .selectFrom('inserted')
+      .select(['price_e4', 'position'])
   })
 }
 
@@ -431,6 +463,8 @@ export interface OneStatementVariantPatch {
   /** The versions If-Match allows, or 'any'. */
   versions: 'any' | number[]
   updatedAt: string
+  /** The variant.updated event's id and time, appended by the same statement. */
+  event: EventStamp
 }
 
 /**
@@ -438,15 +472,19 @@ export interface OneStatementVariantPatch {
  * the transaction path), the variant's columns sent are set and its version raised only if
  * its version is one If-Match allows and a value sent differs from the stored one (options as
  * a set: the same set in another key order is no change), and then the product's version
- * and updatedAt move. Undefined when nothing was written, or on SQLite: the caller takes the
- * transaction path. A sku or options another variant holds fails as the unique index says.
+ * and updatedAt move, and the variant.updated event is appended with the variant's row before
+ * (read by the statement's snapshot) and after. The update applies only to the version that
+ * snapshot read: when another write of the variant committed in between, nothing is written
+ * (rather than stale old values reported). Undefined when nothing was written, or on SQLite:
+ * the caller takes the transaction path. A sku or options another variant holds fails as the
+ * unique index says.
  */
 export async function patchVariantInOneStatement(
   db: Executor,
   patch: OneStatementVariantPatch,
 ): Promise<VariantFields | undefined> {
   if (!isPostgres(db)) return undefined
-  const { storeId, productId, variantId, changes, options, versions, updatedAt } = patch
+  const { storeId, productId, variantId, changes, options, versions, updatedAt, event } = patch
   const sent = sentPairs(ONE_STATEMENT_COLUMNS, changes)
   const [row] = await patchVariant(
     db,
@@ -459,13 +497,15 @@ export async function patchVariantInOneStatement(
     options !== undefined,
     options?.text ?? null,
     options?.key ?? null,
+    event.id,
+    event.createdAt,
     ...sent,
   )
   return row
 }
 
 /** The parameters before the columns' (sent, value) pairs, in patchVariantInOneStatement's order. */
-const FIXED_PARAMS = 9
+const FIXED_PARAMS = 11
 
 const patchVariant = precompiled((db: Executor, ...params: unknown[]) => {
   const [storeId, productId, variantId, anyVersion, versions, updatedAt] = params as [
@@ -476,7 +516,7 @@ const patchVariant = precompiled((db: Executor, ...params: unknown[]) => {
     number[],
     string,
   ]
-  const [optionsSent, optionsText, optionsKeySent] = params.slice(6, FIXED_PARAMS)
+  const [optionsSent, optionsText, optionsKeySent, eventId, eventAt] = params.slice(6, FIXED_PARAMS)
   const columns = patchedColumns('variants', ONE_STATEMENT_COLUMNS, params, FIXED_PARAMS)
   const optionsDiffer = sql`${optionsSent}::boolean and ${optionsKeySent}::text is distinct from variants.options_key`
   return db
@@ -488,10 +528,18 @@ const patchVariant = precompiled((db: Executor, ...params: unknown[]) => {
         .where('id', '=', productId)
         .forNoKeyUpdate(),
     )
+    .with('old', (db) =>
+      db
+        .selectFrom('variants as v')
+        .select(VARIANT_READ_COLUMNS)
+        .where('store_id', '=', storeId)
+        .where('id', '=', variantId)
+        .where('product_id', '=', productId),
+    )
     .with('updated', (db) =>
       db
         .updateTable('variants')
-        .from('product')
+        .from(['product', 'old'])
         .set((eb) => ({
           ...setEntries(columns),
           options: sql`case when ${optionsDiffer} then ${optionsText}::json else variants.options end`,
@@ -501,7 +549,8 @@ const patchVariant = precompiled((db: Executor, ...params: unknown[]) => {
         }))
         .whereRef('variants.store_id', '=', 'product.store_id')
         .whereRef('variants.product_id', '=', 'product.id')
-        .where('variants.id', '=', variantId)
+        .whereRef('variants.id', '=', 'old.id')
+        .whereRef('variants.version', '=', 'old.version')
         .where(
           sql<boolean>`(${anyVersion}::boolean or variants.version = any(${versions}::integer[]))`,
         )
@@ -523,6 +572,14 @@ const patchVariant = precompiled((db: Executor, ...params: unknown[]) => {
         }))
         .where('products.store_id', '=', storeId)
         .whereRef('products.id', '=', 'updated.product_id'),
+    )
+    .with('event', () =>
+      eventInsertFrom(
+        'updated, old',
+        { storeId, type: 'variant.updated', id: eventId, createdAt: eventAt },
+        sql`to_json(updated)`,
+        sql`to_json(old)`,
+      ),
     )
     .selectFrom('updated')
     .selectAll()

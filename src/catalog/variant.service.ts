@@ -4,6 +4,7 @@ import { violatedUniqueConstraint } from '../db/driver-errors.js'
 import type { Executor } from '../db/schema.js'
 import { isUuid, newId, nowIso } from '../db/values.js'
 import { AppError, productNotFound, validationFailed, variantNotFound } from '../errors.js'
+import { appendEvent, eventStamp } from '../events/event.service.js'
 import { ifMatchAllows, ifMatchVersions } from '../http/conditional.js'
 import { rowToVariant } from './catalog.mappers.js'
 import {
@@ -79,7 +80,7 @@ async function addVariantIn(
   }
   let inserted: { price_e4: number; position: number } | undefined
   try {
-    inserted = await insertVariantIntoProduct(db, fields)
+    inserted = await insertVariantIntoProduct(db, fields, eventStamp())
   } catch (error) {
     throw conflictError(error) ?? error
   }
@@ -128,6 +129,7 @@ export function updateVariantWork(
           options: options && { text: JSON.stringify(options), key: optionsKey(options) },
           versions: ifMatchVersions(ifMatch),
           updatedAt: nowIso(),
+          event: eventStamp(),
         })
       } catch (error) {
         throw conflictError(error) ?? error
@@ -171,6 +173,7 @@ async function updateVariantIn(
     throw conflictError(error) ?? error
   }
   await touchProductForVariants(db, storeId, product, now)
+  await appendEvent(db, storeId, { type: 'variant.updated', object: updated, previous: current })
   return rowToVariant(updated)
 }
 
@@ -237,6 +240,7 @@ export function deleteVariantWork(
     const { product, current } = await lockVariant(db, storeId, productId, variantId, ifMatch)
     await deleteVariantRow(db, storeId, current.id)
     await touchProductForVariants(db, storeId, product, nowIso())
+    await appendEvent(db, storeId, { type: 'variant.deleted', object: current })
     return { id: current.id, deleted: true }
   }
 }

@@ -114,8 +114,35 @@ export interface IdempotencyKeyTable {
   expires_at: Timestamp
 }
 
+/**
+ * One change of the catalogue, appended in the transaction of the change. Its position in the
+ * feed is (xid, seq): on PostgreSQL the writing transaction's id (xid8, read as text) and a
+ * sequence number; on SQLite, whose commits are serialized, seq alone (no xid column).
+ * `object` is the record's row as JSON (after the change; before it, for a delete), `previous`
+ * the row before an update; SQLite returns the text, PostgreSQL the parsed value.
+ */
+export interface EventTable {
+  store_id: string
+  xid: ColumnType<string, never, never>
+  seq: ColumnType<number, never, never>
+  id: string
+  type: string
+  object: ColumnType<string | Record<string, unknown>, string, string>
+  previous: ColumnType<string | Record<string, unknown> | null, string | null, string | null>
+  created_at: Timestamp
+}
+
+/** Per store, the position of the last event deleted by retention (xid '0' on SQLite). */
+export interface EventPruningTable {
+  store_id: string
+  xid: string
+  seq: number
+}
+
 export interface DB {
   api_keys: ApiKeyTable
+  event_pruning: EventPruningTable
+  events: EventTable
   idempotency_keys: IdempotencyKeyTable
   product_tags: ProductTagTable
   products: ProductTable

@@ -58,6 +58,13 @@ const ERROR_EXAMPLES: Record<ErrorCode, { when: string; body: Record<string, unk
     when: "the slug is another product's of the store",
     body: { message: 'Another product in your store already has this slug.' },
   },
+  cursor_expired: {
+    when: 'an event cursor older than the kept events: events after it were deleted by retention',
+    body: {
+      message:
+        'Events after this cursor are past their retention and were deleted; start again without after.',
+    },
+  },
   invalid_transition: {
     when: 'a status change the contract forbids (archived to active: unarchive to draft first)',
     body: { message: 'An archived product cannot become active; set it to draft first.' },

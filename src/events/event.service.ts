@@ -1,0 +1,152 @@
+import type { Database } from '../db/database.js'
+import type { Executor, ProductRow } from '../db/schema.js'
+import { newId, nowIso, toIso } from '../db/values.js'
+import { AppError } from '../errors.js'
+import { rowToProduct, rowToVariant } from '../catalog/catalog.mappers.js'
+import type { Product, Variant } from '../catalog/catalog.schemas.js'
+import type { VariantFields } from '../catalog/variant.repository.js'
+import { decodeEventCursor, encodeEventCursor, isBefore } from './event-cursor.js'
+import {
+  findEventRows,
+  findPrunedThrough,
+  insertEvent,
+  START,
+  type EventRow,
+  type EventStamp,
+} from './event.repository.js'
+
+export const EVENT_TYPES = [
+  'product.created',
+  'product.updated',
+  'product.deleted',
+  'variant.created',
+  'variant.updated',
+  'variant.deleted',
+] as const
+
+export type EventType = (typeof EVENT_TYPES)[number]
+
+/** A change to append: the record's row after it (before it, for a delete). */
+export type Change =
+  | { type: 'product.created' | 'product.deleted'; object: ProductRow }
+  | { type: 'product.updated'; object: ProductRow; previous: ProductRow }
+  | { type: 'variant.created' | 'variant.deleted'; object: VariantFields }
+  | { type: 'variant.updated'; object: VariantFields; previous: VariantFields }
+
+/**
+ * Appends the event of a change, in the unit of work that makes the change (so in its
+ * transaction): every service's write calls this once per committed change, never a route.
+ * The one-statement writes of PostgreSQL append theirs in their own statement instead
+ * (eventInsertFrom, with an eventStamp), which is this same row written by SQL.
+ */
+export async function appendEvent(db: Executor, storeId: string, change: Change): Promise<void> {
+  await insertEvent(db, {
+    storeId,
+    id: newId(),
+    type: change.type,
+    createdAt: nowIso(),
+    object: JSON.stringify(change.object),
+    previous: 'previous' in change ? JSON.stringify(change.previous) : null,
+  })
+}
+
+/** The id and time of an event appended by a repository statement along with its change. */
+export function eventStamp(): EventStamp {
+  return { id: newId(), createdAt: nowIso() }
+}
+
+/** An event as the feed (and, later, a webhook) shows it. */
+export interface CatalogEvent {
+  id: string
+  type: EventType
+  createdAt: string
+  data: {
+    object: Product | Variant
+    previousAttributes?: Partial<Product> | Partial<Variant>
+  }
+}
+
+/** Fields of a record that previousAttributes never lists: they move with every change. */
+const NOT_ATTRIBUTES = new Set(['id', 'productId', 'version', 'createdAt', 'updatedAt'])
+
+/**
+ * A stored event in the API's shape: the rows become records through the mappers every
+ * answer uses, and previousAttributes lists each field whose value differs between the row
+ * before and the row after, with the value before.
+ */
+export function rowToEvent(row: EventRow): CatalogEvent {
+  const toRecord = (row.type.startsWith('product.') ? rowToProduct : rowToVariant) as unknown as (
+    row: unknown,
+  ) => Record<string, unknown>
+  const object = toRecord(fromJson(row.object))
+  const event: CatalogEvent = {
+    id: row.id,
+    type: row.type as EventType,
+    createdAt: toIso(row.created_at),
+    data: { object: object as unknown as Product | Variant },
+  }
+  if (row.previous !== null) {
+    const before = toRecord(fromJson(row.previous))
+    const previousAttributes: Record<string, unknown> = {}
+    for (const [field, value] of Object.entries(before)) {
+      if (NOT_ATTRIBUTES.has(field)) continue
+      if (JSON.stringify(value) !== JSON.stringify(object[field])) previousAttributes[field] = value
+    }
+    event.data.previousAttributes = previousAttributes
+  }
+  return event
+}
+
+function fromJson(value: string | Record<string, unknown>): unknown {
+  return typeof value === 'string' ? JSON.parse(value) : value
+}
+
+export interface EventFeedQuery {
+  after?: string | undefined
+  limit: number
+  type?: EventType | undefined
+}
+
+export interface EventPage {
+  data: CatalogEvent[]
+  nextCursor: string
+  hasMore: boolean
+}
+
+/** Thrown when a cursor names a place before events that retention has deleted. */
+function cursorExpired(): AppError {
+  return new AppError(
+    'cursor_expired',
+    'Events after this cursor are past their retention and were deleted; start again without after.',
+  )
+}
+
+/**
+ * A page of the store's event feed, oldest first, after the cursor sent (or from the oldest
+ * kept event). The pruning mark is read after the events: had retention deleted any event
+ * after the cursor before they were read, the mark, which only moves forward, shows it.
+ */
+export async function listEvents(
+  database: Database,
+  storeId: string,
+  query: EventFeedQuery,
+): Promise<EventPage> {
+  const sent = query.after === undefined ? undefined : decodeEventCursor(query.after)
+  const rows = await findEventRows(database.kysely, {
+    storeId,
+    after: sent ?? START,
+    type: query.type,
+    limit: query.limit + 1,
+  })
+  const pruned = await findPrunedThrough(database.kysely, storeId)
+  if (sent && pruned && isBefore(sent, pruned)) throw cursorExpired()
+  const page = rows.slice(0, query.limit)
+  const last = page.at(-1)
+  // An empty page hands back the cursor sent; without one, where the kept events start.
+  const next = last ?? sent ?? pruned ?? START
+  return {
+    data: page.map(rowToEvent),
+    nextCursor: encodeEventCursor({ xid: next.xid, seq: Number(next.seq) }),
+    hasMore: rows.length > query.limit,
+  }
+}

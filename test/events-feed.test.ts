@@ -1,0 +1,276 @@
+import assert from 'node:assert/strict'
+import { it } from 'node:test'
+import { pruneEvents, startEventPruning } from '../src/events/pruning.js'
+import {
+  addVariant,
+  buildTestApi,
+  describeEachDialect,
+  expectError,
+  type TestApi,
+} from './helpers.js'
+import { readFeed } from './event-helpers.js'
+
+const DAY_MS = 24 * 60 * 60 * 1000
+const RETENTION = { retentionDays: 30, batchSize: 2 }
+
+async function page(api: TestApi, query = '', key?: string) {
+  const res = await api.get(`/events${query ? `?${query}` : ''}`, key)
+  assert.equal(res.statusCode, 200, res.body)
+  const body = res.json()
+  assert.deepEqual(Object.keys(body).sort(), ['data', 'hasMore', 'nextCursor'])
+  assert.equal(typeof body.nextCursor, 'string')
+  return body as { data: Record<string, any>[]; nextCursor: string; hasMore: boolean }
+}
+
+async function createProducts(api: TestApi, count: number, key?: string) {
+  const ids: string[] = []
+  for (let i = 0; i < count; i++) ids.push((await api.createProduct({ name: `P${i}` }, key)).id)
+  return ids
+}
+
+const tick = () => new Promise((resolve) => setTimeout(resolve, 5))
+
+describeEachDialect('the event feed', (dialect) => {
+  it('an empty store: no events, hasMore false, a start cursor that reads the first events once they come', async (t) => {
+    const api = await buildTestApi(t, dialect)
+    const empty = await page(api)
+    assert.deepEqual(empty.data, [])
+    assert.equal(empty.hasMore, false)
+    const again = await page(api, `after=${empty.nextCursor}`)
+    assert.deepEqual(again, empty)
+    const [id] = await createProducts(api, 1)
+    await readFeed(api, { atLeast: 1 })
+    const first = await page(api, `after=${empty.nextCursor}`)
+    assert.deepEqual(
+      first.data.map((event) => event.data.object.id),
+      [id],
+    )
+  })
+
+  it('pages oldest first by limit; hasMore until the end; an empty page hands back the cursor sent', async (t) => {
+    const api = await buildTestApi(t, dialect)
+    const ids = await createProducts(api, 7)
+    await readFeed(api, { atLeast: 7 })
+    const pages = []
+    let after = ''
+    for (;;) {
+      const body = await page(api, `limit=3${after && `&after=${after}`}`)
+      pages.push(body)
+      after = body.nextCursor
+      if (!body.hasMore) break
+    }
+    assert.deepEqual(
+      pages.map((body) => [body.data.length, body.hasMore]),
+      [
+        [3, true],
+        [3, true],
+        [1, false],
+      ],
+    )
+    assert.deepEqual(
+      pages.flatMap((body) => body.data.map((event) => event.data.object.id)),
+      ids,
+    )
+    const end = await page(api, `limit=3&after=${after}`)
+    assert.deepEqual(end, { data: [], nextCursor: after, hasMore: false })
+    // A change made after the reader reached the end comes after its cursor.
+    const product = await api.createProduct({ name: 'Later' })
+    await readFeed(api, { atLeast: 8 })
+    const later = await page(api, `after=${after}`)
+    assert.deepEqual(
+      later.data.map((event) => [event.type, event.data.object.id]),
+      [['product.created', product.id]],
+    )
+  })
+
+  it('limit: 1 to 500, 100 by default; anything else is 400 naming limit', async (t) => {
+    const api = await buildTestApi(t, dialect)
+    await createProducts(api, 102)
+    await readFeed(api, { atLeast: 102 })
+    const first = await page(api)
+    assert.equal(first.data.length, 100)
+    assert.equal(first.hasMore, true)
+    assert.equal((await page(api, 'limit=500')).data.length, 102)
+    assert.equal((await page(api, 'limit=1')).data.length, 1)
+    for (const limit of ['0', '501', '-1', '1.5', 'ten', '']) {
+      const body = expectError(await api.get(`/events?limit=${limit}`), 400, 'validation_failed')
+      assert.deepEqual(
+        body.details!.map((detail) => detail.field),
+        ['limit'],
+        limit,
+      )
+    }
+  })
+
+  it('type keeps one type, with the same cursor semantics; an unknown type is 400 naming type', async (t) => {
+    const api = await buildTestApi(t, dialect)
+    const product = await api.createProduct({ name: 'Base' })
+    const variant = await addVariant(api, product.id, { name: 'V' })
+    await api.patch(`/products/${product.id}`, { name: 'Base 2' })
+    await api.patch(`/products/${product.id}/variants/${variant.id}`, { name: 'V2' })
+    await api.delete(`/products/${product.id}/variants/${variant.id}`)
+    await api.delete(`/products/${product.id}`)
+    const all = await readFeed(api, { atLeast: 6 })
+    assert.deepEqual(
+      all.map((event) => event.type),
+      [
+        'product.created',
+        'variant.created',
+        'product.updated',
+        'variant.updated',
+        'variant.deleted',
+        'product.deleted',
+      ],
+    )
+    for (const event of all) {
+      const body = await page(api, `type=${event.type}`)
+      assert.deepEqual(body.data, [event])
+      assert.equal(body.hasMore, false)
+      const after = await page(api, `type=${event.type}&after=${body.nextCursor}`)
+      assert.deepEqual(after, { data: [], nextCursor: body.nextCursor, hasMore: false })
+    }
+    const created = await page(api, 'type=variant.created&limit=1')
+    assert.equal(created.data.length, 1)
+    for (const type of ['product.archived', 'PRODUCT.CREATED', 'product', '*', '']) {
+      const body = expectError(await api.get(`/events?type=${type}`), 400, 'validation_failed')
+      assert.deepEqual(
+        body.details!.map((detail) => detail.field),
+        ['type'],
+        type,
+      )
+    }
+  })
+
+  it('a cursor the service did not make is 400 naming after', async (t) => {
+    const api = await buildTestApi(t, dialect)
+    await createProducts(api, 2)
+    await readFeed(api, { atLeast: 2 })
+    const { nextCursor } = await page(api)
+    const listCursor = (await api.get('/products?limit=1')).json().nextCursor
+    const encode = (text: string) => Buffer.from(text).toString('base64url')
+    for (const after of [
+      'garbage',
+      listCursor,
+      encode('e1.x.1'),
+      encode('e1.01.1'),
+      encode('e1.1.-1'),
+      encode('e2.1.1'),
+      encode('e1.1.99999999999999999'),
+      encode('e1.99999999999999999999999.1'),
+      `${nextCursor}=`,
+      `${nextCursor}!`,
+      `${nextCursor}.`,
+      '%00',
+    ]) {
+      const res = await api.get(`/events?after=${encodeURIComponent(after)}`)
+      assert.equal(res.statusCode, 400, `after=${after}: ${res.body}`)
+      const body = expectError(res, 400, 'validation_failed')
+      assert.deepEqual(
+        body.details!.map((detail) => detail.field),
+        ['after'],
+        after,
+      )
+    }
+  })
+
+  it('a store sees only its own events, whatever cursor it sends; a read key reads the feed; no key is 401', async (t) => {
+    const api = await buildTestApi(t, dialect)
+    const otherKey = await api.newKey({ store: 'store-b' })
+    const readKey = await api.newKey({ scopes: ['read'] })
+    const mine = await createProducts(api, 2)
+    const theirs = await createProducts(api, 2, otherKey)
+    await readFeed(api, { atLeast: 2 })
+    await readFeed(api, { atLeast: 2, key: otherKey })
+    const minePage = await page(api, '', readKey)
+    assert.deepEqual(
+      minePage.data.map((event) => event.data.object.id),
+      mine,
+    )
+    const theirPage = await page(api, '', otherKey)
+    assert.deepEqual(
+      theirPage.data.map((event) => event.data.object.id),
+      theirs,
+    )
+    // Store A's cursor, sent by store B, is only a position: B sees its own events after it.
+    const [firstOfA] = (await page(api, 'limit=1')).data
+    const crossed = await page(api, `after=${(await page(api, 'limit=1')).nextCursor}`, otherKey)
+    assert.ok(crossed.data.every((event) => theirs.includes(event.data.object.id)))
+    assert.ok(firstOfA)
+    const res = await api.request('GET', '/events', { key: 'ck_nope' })
+    expectError(res, 401, 'unauthorized')
+  })
+})
+
+describeEachDialect('event retention', (dialect) => {
+  it('deletes events older than the retention; a cursor before the deleted ones is 410, one at or after them is not', async (t) => {
+    const api = await buildTestApi(t, dialect)
+    const otherKey = await api.newKey({ store: 'store-b' })
+    const start = (await page(api)).nextCursor
+    const old = await createProducts(api, 3)
+    await readFeed(api, { atLeast: 3 })
+    await tick()
+    const between = Date.now()
+    await tick()
+    const kept = await createProducts(api, 2)
+    await createProducts(api, 1, otherKey)
+    const all = await readFeed(api, { atLeast: 5 })
+    const cursors = []
+    for (let i = 1; i <= 5; i++) cursors.push((await page(api, `limit=${i}`)).nextCursor)
+
+    // The clock passed in: 30 days after `between`, the first three are past retention.
+    const deleted = await pruneEvents(api.database, new Date(between + 30 * DAY_MS), RETENTION)
+    assert.equal(deleted, 3)
+    const fresh = await page(api)
+    assert.deepEqual(
+      fresh.data.map((event) => event.data.object.id),
+      kept,
+    )
+    assert.deepEqual(fresh.data, all.slice(3))
+    for (const cursor of [start, cursors[0], cursors[1]]) {
+      const body = expectError(await api.get(`/events?after=${cursor}`), 410, 'cursor_expired')
+      assert.match(body.message, /retention/)
+    }
+    // At the last deleted event: nothing after it was lost.
+    assert.deepEqual((await page(api, `after=${cursors[2]}`)).data, all.slice(3))
+    assert.deepEqual((await page(api, `after=${cursors[3]}`)).data, all.slice(4))
+    // Store B's event was younger: kept, and B's start cursor is still good.
+    assert.equal((await page(api, `after=${start}`, otherKey)).data.length, 1)
+    old.length = 0
+  })
+
+  it('once every event is deleted, the feed without a cursor hands back where the kept events start, which is not expired', async (t) => {
+    const api = await buildTestApi(t, dialect)
+    await createProducts(api, 3)
+    await readFeed(api, { atLeast: 3 })
+    const deleted = await pruneEvents(api.database, new Date(Date.now() + 31 * DAY_MS), RETENTION)
+    assert.equal(deleted, 3)
+    const empty = await page(api)
+    assert.deepEqual(empty.data, [])
+    const next = await page(api, `after=${empty.nextCursor}`)
+    assert.deepEqual(next, empty)
+    const [id] = await createProducts(api, 1)
+    await readFeed(api, { atLeast: 1 })
+    assert.deepEqual(
+      (await page(api, `after=${empty.nextCursor}`)).data.map((event) => event.data.object.id),
+      [id],
+    )
+    // Pruning again at the same time finds nothing more to delete.
+    assert.equal(await pruneEvents(api.database, new Date(Date.now() + 29 * DAY_MS), RETENTION), 0)
+  })
+
+  it('the background component prunes on its interval with the clock it is given, and stops', async (t) => {
+    const api = await buildTestApi(t, dialect)
+    await createProducts(api, 2)
+    await readFeed(api, { atLeast: 2 })
+    const pruning = startEventPruning(api.database, {
+      ...RETENTION,
+      intervalMs: 10,
+      clock: () => new Date(Date.now() + 31 * DAY_MS),
+    })
+    t.after(() => pruning.stop())
+    const deadline = Date.now() + 10_000
+    while ((await page(api)).data.length > 0 && Date.now() < deadline) await tick()
+    await pruning.stop()
+    assert.deepEqual((await page(api)).data, [])
+  })
+})

@@ -22,6 +22,20 @@ async function listAllProducts(server: { url: string }, key: string) {
   return products
 }
 
+/** Every event of the store, through the feed, page by page: "type id" of each. */
+async function readAllEvents(server: { url: string }, key: string) {
+  const events: string[] = []
+  let after = ''
+  for (;;) {
+    const query = after ? `&after=${after}` : ''
+    const page = await request(server, 'GET', `${API}/events?limit=500${query}`, { key })
+    assert.equal(page.status, 200, JSON.stringify(page.body))
+    for (const event of page.body.data) events.push(`${event.type} ${event.data.object.id}`)
+    after = page.body.nextCursor
+    if (!page.body.hasMore) return events
+  }
+}
+
 const answered200 = (call: Call) => call.outcome?.answered === true && call.outcome.status === 200
 
 describeEachDialect('faults: kill -9 under load', (dialect) => {
@@ -79,6 +93,7 @@ describeEachDialect('faults: kill -9 under load', (dialect) => {
       else missing.push(`${call.path} ${record.id}`)
     }
 
+    const events = await readAllEvents(second, key)
     const retries = await Promise.all(
       unanswered.map(async (call) => ({ call, outcome: await post(second.url, key, call) })),
     )
@@ -107,6 +122,18 @@ describeEachDialect('faults: kill -9 under load', (dialect) => {
     await t.test('every record answered 200 reads back as it was answered', () => {
       assert.deepEqual(missing.slice(0, 5), [])
       assert.equal(found, acknowledged.length)
+    })
+    // Read before the retries below, which append events of their own.
+    await t.test('every write answered 200 has its event in the feed, once', () => {
+      const counts = new Map<string, number>()
+      for (const event of events) counts.set(event, (counts.get(event) ?? 0) + 1)
+      const without = acknowledged
+        .map((call) => {
+          const record = call.outcome!.answered && call.outcome!.body.data
+          return `${call.path === '/products' ? 'product' : 'variant'}.created ${record.id}`
+        })
+        .filter((event) => counts.get(event) !== 1)
+      assert.deepEqual(without.slice(0, 5), [], `${without.length} without exactly one event`)
     })
     // These hold only with Idempotency-Key support: a write that committed but whose answer was
     // lost must be replayed, not made again (a second product) nor refused (the variant's sku

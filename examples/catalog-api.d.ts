@@ -184,6 +184,28 @@ export interface paths {
     patch?: never
     trace?: never
   }
+  '/api/commerce/v1/events': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /**
+     * The store's change feed, oldest first, a page at a time
+     * @description Every committed change appends one event in its own transaction. Pass a page's `nextCursor` as `after` to read on; it is never null, also on an empty page, so a reader polls with the last one it got. An event that commits after a page was read always comes after that page, never before its cursor: nothing is skipped. `type` keeps one type. Events are kept `EVENT_RETENTION_DAYS` (30 unless configured); a cursor before the kept events is 410 `cursor_expired`.
+     *
+     *     Needs an API key with scope `read` or `write`.
+     */
+    get: operations['listEvents']
+    put?: never
+    post?: never
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
 }
 export type webhooks = Record<string, never>
 export interface components {
@@ -2329,6 +2351,288 @@ export interface operations {
       }
       /** @description `forbidden`: the key lacks the scope the route needs */
       403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `rate_limited`: the key has used up its requests for the current minute */
+      429: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `internal_error`: anything unexpected (logged with the request id) */
+      500: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `unavailable`: the database is unreachable, or the service is shutting down */
+      503: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+    }
+  }
+  listEvents: {
+    parameters: {
+      query?: {
+        /** @description nextCursor of a previous page; without it, the feed starts at the oldest kept event */
+        after?: string
+        limit?: number
+        /** @description One of the six event types */
+        type?:
+          | 'product.created'
+          | 'product.updated'
+          | 'product.deleted'
+          | 'variant.created'
+          | 'variant.updated'
+          | 'variant.deleted'
+      }
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description A page of the store's events, oldest first */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          /**
+           * @example {
+           *       "data": [
+           *         {
+           *           "id": "01937c2e-6a4b-7c3d-9e8f-a1b2c3d4e5f6",
+           *           "type": "product.updated",
+           *           "createdAt": "2026-11-25T10:15:30.123Z",
+           *           "data": {
+           *             "object": {
+           *               "id": "01937c2e-5f00-7a11-8b22-c3d4e5f60718",
+           *               "name": "T-Shirt",
+           *               "slug": "t-shirt",
+           *               "status": "active",
+           *               "price": 19.99,
+           *               "compareAtPrice": null,
+           *               "sku": null,
+           *               "description": null,
+           *               "barcode": null,
+           *               "taxRate": null,
+           *               "vendor": null,
+           *               "productType": null,
+           *               "tags": [
+           *                 "summer"
+           *               ],
+           *               "images": [],
+           *               "version": 2,
+           *               "createdAt": "2026-11-25T10:00:00.000Z",
+           *               "updatedAt": "2026-11-25T10:15:30.123Z"
+           *             },
+           *             "previousAttributes": {
+           *               "status": "draft",
+           *               "tags": []
+           *             }
+           *           }
+           *         }
+           *       ],
+           *       "nextCursor": "ZTEuMC4w",
+           *       "hasMore": false
+           *     }
+           */
+          'application/json': {
+            data: {
+              /**
+               * Format: uuid
+               * @description Unique; the same on every delivery
+               */
+              id: string
+              /**
+               * @description One of the six event types
+               * @enum {string}
+               */
+              type:
+                | 'product.created'
+                | 'product.updated'
+                | 'product.deleted'
+                | 'variant.created'
+                | 'variant.updated'
+                | 'variant.deleted'
+              /**
+               * Format: date-time
+               * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:15:30.123Z
+               */
+              createdAt: string
+              data: {
+                /** @description The product (without variants) or the variant after the change; for *.deleted, before it */
+                object:
+                  | {
+                      /**
+                       * Format: uuid
+                       * @description Assigned by the service (UUIDv7, lowercase)
+                       */
+                      id: string
+                      name: string
+                      /** @description Made from the name, unique in the store (t-shirt, t-shirt-2, ...) */
+                      slug: string
+                      /** @enum {string} */
+                      status: 'draft' | 'active' | 'archived'
+                      /** @description 0 when not sent */
+                      price: number
+                      compareAtPrice: number | null
+                      sku: string | null
+                      description: string | null
+                      barcode: string | null
+                      /** @description VAT rate, in percent */
+                      taxRate: number | null
+                      vendor: string | null
+                      productType: string | null
+                      /** @description In the order sent; [] when none */
+                      tags: string[]
+                      /** @description In the order sent; [] when none */
+                      images: {
+                        url: string
+                        alt: string | null
+                      }[]
+                      /** @description 1 at creation, plus 1 for each change (a product's also for each change of its variants); the ETag header carries it */
+                      version: number
+                      /**
+                       * Format: date-time
+                       * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:15:30.123Z
+                       */
+                      createdAt: string
+                      /**
+                       * Format: date-time
+                       * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:15:30.123Z
+                       */
+                      updatedAt: string
+                    }
+                  | {
+                      /** Format: uuid */
+                      id: string
+                      /** Format: uuid */
+                      productId: string
+                      name: string
+                      /** @description Unique among the variants of the store */
+                      sku: string | null
+                      barcode: string | null
+                      /** @description The product's price when not sent */
+                      price: number
+                      compareAtPrice: number | null
+                      /** @description As sent; {} when not sent */
+                      options: {
+                        [key: string]: string
+                      }
+                      /** @description When not sent: one more than the highest of the product's variants, or 1 */
+                      position: number
+                      weightGrams: number | null
+                      /** @description 1 at creation, plus 1 for each change (a product's also for each change of its variants); the ETag header carries it */
+                      version: number
+                      /**
+                       * Format: date-time
+                       * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:15:30.123Z
+                       */
+                      createdAt: string
+                      /**
+                       * Format: date-time
+                       * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:15:30.123Z
+                       */
+                      updatedAt: string
+                    }
+                /** @description On *.updated only: each field of the record that changed, with its value before (version and updatedAt are not listed) */
+                previousAttributes?:
+                  | {
+                      name?: string
+                      /** @description Made from the name, unique in the store (t-shirt, t-shirt-2, ...) */
+                      slug?: string
+                      /** @enum {string} */
+                      status?: 'draft' | 'active' | 'archived'
+                      /** @description 0 when not sent */
+                      price?: number
+                      compareAtPrice?: number | null
+                      sku?: string | null
+                      description?: string | null
+                      barcode?: string | null
+                      /** @description VAT rate, in percent */
+                      taxRate?: number | null
+                      vendor?: string | null
+                      productType?: string | null
+                      /** @description In the order sent; [] when none */
+                      tags?: string[]
+                      /** @description In the order sent; [] when none */
+                      images?: {
+                        url: string
+                        alt: string | null
+                      }[]
+                    }
+                  | {
+                      name?: string
+                      /** @description Unique among the variants of the store */
+                      sku?: string | null
+                      barcode?: string | null
+                      /** @description The product's price when not sent */
+                      price?: number
+                      compareAtPrice?: number | null
+                      /** @description As sent; {} when not sent */
+                      options?: {
+                        [key: string]: string
+                      }
+                      /** @description When not sent: one more than the highest of the product's variants, or 1 */
+                      position?: number
+                      weightGrams?: number | null
+                    }
+              }
+            }[]
+            /** @description Never null: pass it as `after` to continue. On an empty page it is the cursor sent (or, without one, where the kept events start). */
+            nextCursor: string
+            /** @description Whether more events could be read at once */
+            hasMore: boolean
+          }
+        }
+      }
+      /** @description `invalid_json`: the body is not valid JSON, or is empty; `bad_request`: the bytes received are not valid HTTP (the connection is closed); `validation_failed`: a field is missing, of the wrong type or out of bounds; one detail per problem */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `unauthorized`: no Authorization header, not Bearer, or an unknown, malformed or revoked key */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `forbidden`: the key lacks the scope the route needs */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `cursor_expired`: an event cursor older than the kept events: events after it were deleted by retention */
+      410: {
         headers: {
           [name: string]: unknown
         }

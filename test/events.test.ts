@@ -359,4 +359,43 @@ describeEachDialect('events and concurrent writes', (dialect) => {
     )
     assert.equal(new Set(events.map((event) => event.id)).size, 18)
   })
+
+  it("concurrent PATCHes of one record: each event's previousAttributes are the values of the version before it", async (t) => {
+    const api = await buildTestApi(t, dialect)
+    const product = await api.createProduct({ name: 'Contended', price: 1 })
+    const variant = await addVariant(api, product.id, { name: 'V', price: 1, sku: 'V0' })
+    const patches = await Promise.all(
+      Array.from({ length: 24 }, (_, i) =>
+        i % 2 === 0
+          ? api.patch(`/products/${product.id}`, { price: 100 + i, name: `Contended ${i}` })
+          : api.patch(`/products/${product.id}/variants/${variant.id}`, {
+              price: 100 + i,
+              sku: `V${i}`,
+            }),
+      ),
+    )
+    for (const res of patches) assert.equal(res.statusCode, 200, res.body)
+    const events = await readFeed(api, { atLeast: 26 })
+    assert.equal(events.length, 26)
+    for (const type of ['product.updated', 'variant.updated']) {
+      const chain = events
+        .filter((event) => event.type === type)
+        .sort((a, b) => a.data.object.version - b.data.object.version)
+      assert.equal(chain.length, 12)
+      let before = type === 'product.updated' ? product : variant
+      for (const event of chain) {
+        // A product's version also moves with its variants' changes, which append no product event.
+        if (type === 'variant.updated') assert.equal(event.data.object.version, before.version + 1)
+        else assert.ok(event.data.object.version > before.version)
+        for (const [field, old] of Object.entries(event.data.previousAttributes)) {
+          assert.deepEqual(old, before[field], `${type} v${event.data.object.version} ${field}`)
+        }
+        assert.deepEqual(
+          Object.keys(event.data.previousAttributes).sort(),
+          type === 'product.updated' ? ['name', 'price'] : ['price', 'sku'],
+        )
+        before = event.data.object
+      }
+    }
+  })
 })

@@ -179,6 +179,17 @@ describeEachDialect('request logs', (dialect) => {
         { method: 'DELETE', route: `${API}/products/:id`, status: 403, keyId: api.readKeyId },
       ],
       [
+        await api.send({ url: `${API}/events?limit=5&type=product.updated`, key: api.readKey }),
+        {
+          method: 'GET',
+          route: `${API}/events`,
+          path: `${API}/events`,
+          status: 200,
+          store: 'store-a',
+          keyId: api.readKeyId,
+        },
+      ],
+      [
         await api.send({ url: '/no/such/route', key: null }),
         { route: 'unmatched', path: '/no/such/route', status: 404, keyId: undefined },
       ],

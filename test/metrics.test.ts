@@ -146,6 +146,8 @@ describeEachDialect('metrics', (dialect) => {
     assert.equal((await api.get(`/variants?sku=none`)).statusCode, 200)
     assert.equal((await api.delete(variantPath)).statusCode, 200)
     assert.equal((await api.delete(`/products/${product.id}`)).statusCode, 200)
+    assert.equal((await api.get('/events?limit=2')).statusCode, 200)
+    assert.equal((await api.get('/events?limit=0')).statusCode, 400)
 
     const metrics = await scrape(api.app)
     const expected: [string, string, number, number][] = [
@@ -160,6 +162,8 @@ describeEachDialect('metrics', (dialect) => {
       ['GET', `${API}/variants`, 200, 1],
       ['DELETE', `${API}/products/:id/variants/:variantId`, 200, 1],
       ['DELETE', `${API}/products/:id`, 200, 1],
+      ['GET', `${API}/events`, 200, 1],
+      ['GET', `${API}/events`, 400, 1],
     ]
     for (const [method, route, status, count] of expected) {
       const label = `${method} ${route} ${status}`

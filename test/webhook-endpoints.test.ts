@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict'
+import { Writable } from 'node:stream'
 import { it, type TestContext } from 'node:test'
 import type { Dialect } from '../src/db/database.js'
 import type { ResolvedAddress, Resolver } from '../src/webhooks/address-guard.js'
@@ -405,5 +406,39 @@ describeEachDialect('webhook endpoints', (dialect) => {
       const line = `http_requests_total{method="${method}",route="${route}",status_code="200"} 1`
       assert.ok(metrics.includes(line), `${line} in\n${metrics.slice(0, 2000)}`)
     }
+  })
+
+  it('are rate limited per key and logged one line per request, never with the secret', async (t) => {
+    let logged = ''
+    const stream = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        logged += chunk.toString()
+        done()
+      },
+    })
+    const api = await buildTestApi(t, dialect, {
+      webhooks: { allowPrivate: false, resolve: testResolver },
+      rateLimit: { perMinute: 3, now: () => 1_000_000 },
+      logger: { level: 'info', stream },
+    })
+    const created = await createEndpoint(api)
+    assert.equal((await api.get(`/webhook-endpoints/${created.id}`)).statusCode, 200)
+    assert.equal((await api.delete(`/webhook-endpoints/${created.id}`)).statusCode, 200)
+    expectError(await api.get('/webhook-endpoints'), 429, 'rate_limited')
+    const lines = logged
+      .split('\n')
+      .filter((line) => line !== '')
+      .map((line) => JSON.parse(line))
+      .filter((line) => line.msg === 'request')
+    assert.deepEqual(
+      lines.map((line) => [line.method, line.route, line.status]),
+      [
+        ['POST', '/api/commerce/v1/webhook-endpoints', 200],
+        ['GET', '/api/commerce/v1/webhook-endpoints/:id', 200],
+        ['DELETE', '/api/commerce/v1/webhook-endpoints/:id', 200],
+        ['GET', '/api/commerce/v1/webhook-endpoints', 429],
+      ],
+    )
+    assert.ok(!logged.includes(created.secret.slice(6)), 'the secret is never logged')
   })
 })

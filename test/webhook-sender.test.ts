@@ -318,6 +318,7 @@ describe('one attempt', () => {
     assert.equal(result.statusCode, 200)
     await new Promise((resolve) => setTimeout(resolve, 50))
     assert.ok(written < 64 * 1024 * 1024, `the receiver wrote ${written} bytes`)
+    if (process.env.SHOW_WRITTEN) console.log(`written ${written}`)
   })
 
   it('never throws: an unparsable URL, another scheme, or an unknown host is a failure', async (t) => {

@@ -206,6 +206,64 @@ export interface paths {
     patch?: never
     trace?: never
   }
+  '/api/commerce/v1/webhook-endpoints': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /**
+     * The store's webhook endpoints, oldest first
+     * @description Needs an API key with scope `write`.
+     */
+    get: operations['listWebhookEndpoints']
+    put?: never
+    /**
+     * Subscribe a URL to events of the store
+     * @description Answers the endpoint with its signing `secret`, which no other answer shows. At most 16 endpoints per store (400 `validation_failed` beyond). The URL must be https:// and its host must resolve to public addresses only. Deliveries are not sent yet by this version.
+     *
+     *     Needs an API key with scope `write`.
+     */
+    post: operations['createWebhookEndpoint']
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/api/commerce/v1/webhook-endpoints/{id}': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /**
+     * A webhook endpoint (without its secret)
+     * @description Needs an API key with scope `write`.
+     */
+    get: operations['getWebhookEndpoint']
+    put?: never
+    post?: never
+    /**
+     * Delete a webhook endpoint
+     * @description It is sent nothing from then on, and every read of it is 404.
+     *
+     *     Needs an API key with scope `write`.
+     */
+    delete: operations['deleteWebhookEndpoint']
+    options?: never
+    head?: never
+    /**
+     * Change a webhook endpoint (JSON Merge Patch)
+     * @description A field left out is unchanged; `url`, `events` (whole) and `enabled` replace the stored value; `description: null` clears it. The URL is checked as on create. A patch that changes nothing answers the endpoint as it is.
+     *
+     *     Needs an API key with scope `write`.
+     */
+    patch: operations['updateWebhookEndpoint']
+    trace?: never
+  }
 }
 export type webhooks = Record<string, never>
 export interface components {
@@ -2633,6 +2691,783 @@ export interface operations {
       }
       /** @description `cursor_expired`: an event cursor older than the kept events: events after it were deleted by retention */
       410: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `rate_limited`: the key has used up its requests for the current minute */
+      429: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `internal_error`: anything unexpected (logged with the request id) */
+      500: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `unavailable`: the database is unreachable, or the service is shutting down */
+      503: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+    }
+  }
+  listWebhookEndpoints: {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description The store's endpoints (at most 16), oldest first */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          /**
+           * @example {
+           *       "data": [
+           *         {
+           *           "id": "019a8f6e-1c2d-7b3a-9e4f-5a6b7c8d9e0f",
+           *           "url": "https://erp.example.com/hooks/catalog",
+           *           "events": [
+           *             "product.created",
+           *             "product.updated"
+           *           ],
+           *           "description": "ERP sync",
+           *           "enabled": true,
+           *           "createdAt": "2026-11-25T10:15:30.123Z",
+           *           "updatedAt": "2026-11-25T10:15:30.123Z"
+           *         }
+           *       ]
+           *     }
+           */
+          'application/json': {
+            data: {
+              /** Format: uuid */
+              id: string
+              url: string
+              events: (
+                | 'product.created'
+                | 'product.updated'
+                | 'product.deleted'
+                | 'variant.created'
+                | 'variant.updated'
+                | 'variant.deleted'
+                | '*'
+              )[]
+              description: string | null
+              /** @description A disabled endpoint is sent nothing */
+              enabled: boolean
+              /**
+               * Format: date-time
+               * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:15:30.123Z
+               */
+              createdAt: string
+              /**
+               * Format: date-time
+               * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:15:30.123Z
+               */
+              updatedAt: string
+            }[]
+          }
+        }
+      }
+      /** @description `unauthorized`: no Authorization header, not Bearer, or an unknown, malformed or revoked key */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `forbidden`: the key lacks the scope the route needs */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `rate_limited`: the key has used up its requests for the current minute */
+      429: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `internal_error`: anything unexpected (logged with the request id) */
+      500: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `unavailable`: the database is unreachable, or the service is shutting down */
+      503: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+    }
+  }
+  createWebhookEndpoint: {
+    parameters: {
+      query?: never
+      header?: {
+        /** @description Makes the request safe to retry: a retry with the same key (24 hours by default) gets the first answer again, with Idempotent-Replayed: true, and changes nothing. 1 to 255 printable ASCII characters, e.g. a UUID. */
+        'idempotency-key'?: string
+      }
+      path?: never
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "url": "https://erp.example.com/hooks/catalog",
+         *       "events": [
+         *         "product.created",
+         *         "product.updated"
+         *       ],
+         *       "description": "ERP sync"
+         *     }
+         */
+        'application/json': {
+          /** @description An absolute https:// URL whose host resolves to public addresses only (loopback, private, link-local, CGNAT and unspecified addresses are refused); http:// and private addresses only where the service runs with WEBHOOK_ALLOW_PRIVATE=1 */
+          url: string
+          /** @description Event types, each once, or ["*"] for every type */
+          events: (
+            | 'product.created'
+            | 'product.updated'
+            | 'product.deleted'
+            | 'variant.created'
+            | 'variant.updated'
+            | 'variant.deleted'
+            | '*'
+          )[]
+          /** @description Trimmed first */
+          description?: string | null
+        }
+      }
+    }
+    responses: {
+      /** @description The endpoint, with its signing secret (shown this once) */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          /**
+           * @example {
+           *       "data": {
+           *         "id": "019a8f6e-1c2d-7b3a-9e4f-5a6b7c8d9e0f",
+           *         "url": "https://erp.example.com/hooks/catalog",
+           *         "events": [
+           *           "product.created",
+           *           "product.updated"
+           *         ],
+           *         "description": "ERP sync",
+           *         "enabled": true,
+           *         "createdAt": "2026-11-25T10:15:30.123Z",
+           *         "updatedAt": "2026-11-25T10:15:30.123Z",
+           *         "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSwAAAAAAAAAAA="
+           *       }
+           *     }
+           */
+          'application/json': {
+            data: {
+              /** Format: uuid */
+              id: string
+              url: string
+              events: (
+                | 'product.created'
+                | 'product.updated'
+                | 'product.deleted'
+                | 'variant.created'
+                | 'variant.updated'
+                | 'variant.deleted'
+                | '*'
+              )[]
+              description: string | null
+              /** @description A disabled endpoint is sent nothing */
+              enabled: boolean
+              /**
+               * Format: date-time
+               * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:15:30.123Z
+               */
+              createdAt: string
+              /**
+               * Format: date-time
+               * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:15:30.123Z
+               */
+              updatedAt: string
+              /** @description The signing secret, `whsec_` and the base64 of 32 random bytes: in this answer only (and its replays under the same Idempotency-Key). Keep it to verify signatures. */
+              secret: string
+            }
+          }
+        }
+      }
+      /** @description `invalid_json`: the body is not valid JSON, or is empty; `bad_request`: the bytes received are not valid HTTP (the connection is closed); `validation_failed`: a field is missing, of the wrong type or out of bounds; one detail per problem */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `unauthorized`: no Authorization header, not Bearer, or an unknown, malformed or revoked key */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `forbidden`: the key lacks the scope the route needs */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
+      409: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `payload_too_large`: the body is over the size limit (256 KiB unless configured) */
+      413: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `unsupported_media_type`: the body is not sent as application/json */
+      415: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `idempotency_key_reused`: the Idempotency-Key was used before with a different request */
+      422: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `rate_limited`: the key has used up its requests for the current minute */
+      429: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `internal_error`: anything unexpected (logged with the request id) */
+      500: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `unavailable`: the database is unreachable, or the service is shutting down */
+      503: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+    }
+  }
+  getWebhookEndpoint: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        /** @description Webhook endpoint id (UUID) */
+        id: string
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description The endpoint (never its secret) */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          /**
+           * @example {
+           *       "data": {
+           *         "id": "019a8f6e-1c2d-7b3a-9e4f-5a6b7c8d9e0f",
+           *         "url": "https://erp.example.com/hooks/catalog",
+           *         "events": [
+           *           "product.created",
+           *           "product.updated"
+           *         ],
+           *         "description": "ERP sync",
+           *         "enabled": true,
+           *         "createdAt": "2026-11-25T10:15:30.123Z",
+           *         "updatedAt": "2026-11-25T10:15:30.123Z"
+           *       }
+           *     }
+           */
+          'application/json': {
+            data: {
+              /** Format: uuid */
+              id: string
+              url: string
+              events: (
+                | 'product.created'
+                | 'product.updated'
+                | 'product.deleted'
+                | 'variant.created'
+                | 'variant.updated'
+                | 'variant.deleted'
+                | '*'
+              )[]
+              description: string | null
+              /** @description A disabled endpoint is sent nothing */
+              enabled: boolean
+              /**
+               * Format: date-time
+               * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:15:30.123Z
+               */
+              createdAt: string
+              /**
+               * Format: date-time
+               * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:15:30.123Z
+               */
+              updatedAt: string
+            }
+          }
+        }
+      }
+      /** @description `unauthorized`: no Authorization header, not Bearer, or an unknown, malformed or revoked key */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `forbidden`: the key lacks the scope the route needs */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `not_found`: unknown, malformed or another store's product or variant id */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `rate_limited`: the key has used up its requests for the current minute */
+      429: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `internal_error`: anything unexpected (logged with the request id) */
+      500: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `unavailable`: the database is unreachable, or the service is shutting down */
+      503: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+    }
+  }
+  deleteWebhookEndpoint: {
+    parameters: {
+      query?: never
+      header?: {
+        /** @description Makes the request safe to retry: a retry with the same key (24 hours by default) gets the first answer again, with Idempotent-Replayed: true, and changes nothing. 1 to 255 printable ASCII characters, e.g. a UUID. */
+        'idempotency-key'?: string
+      }
+      path: {
+        /** @description Webhook endpoint id (UUID) */
+        id: string
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description The record is deleted: every read of it is 404 from now on */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          /**
+           * @example {
+           *       "data": {
+           *         "id": "019aa9a4-6f2e-7c41-9b0d-3f5e2a8c1d70",
+           *         "deleted": true
+           *       }
+           *     }
+           */
+          'application/json': {
+            data: {
+              /** Format: uuid */
+              id: string
+              /** @enum {boolean} */
+              deleted: true
+            }
+          }
+        }
+      }
+      /** @description `invalid_json`: the body is not valid JSON, or is empty; `bad_request`: the bytes received are not valid HTTP (the connection is closed); `validation_failed`: a field is missing, of the wrong type or out of bounds; one detail per problem */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `unauthorized`: no Authorization header, not Bearer, or an unknown, malformed or revoked key */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `forbidden`: the key lacks the scope the route needs */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `not_found`: unknown, malformed or another store's product or variant id */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
+      409: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `payload_too_large`: the body is over the size limit (256 KiB unless configured) */
+      413: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `unsupported_media_type`: the body is not sent as application/json */
+      415: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `idempotency_key_reused`: the Idempotency-Key was used before with a different request */
+      422: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `rate_limited`: the key has used up its requests for the current minute */
+      429: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `internal_error`: anything unexpected (logged with the request id) */
+      500: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `unavailable`: the database is unreachable, or the service is shutting down */
+      503: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+    }
+  }
+  updateWebhookEndpoint: {
+    parameters: {
+      query?: never
+      header?: {
+        /** @description Makes the request safe to retry: a retry with the same key (24 hours by default) gets the first answer again, with Idempotent-Replayed: true, and changes nothing. 1 to 255 printable ASCII characters, e.g. a UUID. */
+        'idempotency-key'?: string
+      }
+      path: {
+        /** @description Webhook endpoint id (UUID) */
+        id: string
+      }
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "enabled": false
+         *     }
+         */
+        'application/json': {
+          /** @description An absolute https:// URL whose host resolves to public addresses only (loopback, private, link-local, CGNAT and unspecified addresses are refused); http:// and private addresses only where the service runs with WEBHOOK_ALLOW_PRIVATE=1 */
+          url?: string
+          /** @description Event types, each once, or ["*"] for every type */
+          events?: (
+            | 'product.created'
+            | 'product.updated'
+            | 'product.deleted'
+            | 'variant.created'
+            | 'variant.updated'
+            | 'variant.deleted'
+            | '*'
+          )[]
+          /** @description Trimmed first */
+          description?: string | null
+          enabled?: boolean
+        }
+        /**
+         * @example {
+         *       "enabled": false
+         *     }
+         */
+        'application/merge-patch+json': {
+          /** @description An absolute https:// URL whose host resolves to public addresses only (loopback, private, link-local, CGNAT and unspecified addresses are refused); http:// and private addresses only where the service runs with WEBHOOK_ALLOW_PRIVATE=1 */
+          url?: string
+          /** @description Event types, each once, or ["*"] for every type */
+          events?: (
+            | 'product.created'
+            | 'product.updated'
+            | 'product.deleted'
+            | 'variant.created'
+            | 'variant.updated'
+            | 'variant.deleted'
+            | '*'
+          )[]
+          /** @description Trimmed first */
+          description?: string | null
+          enabled?: boolean
+        }
+      }
+    }
+    responses: {
+      /** @description The endpoint (never its secret) */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          /**
+           * @example {
+           *       "data": {
+           *         "id": "019a8f6e-1c2d-7b3a-9e4f-5a6b7c8d9e0f",
+           *         "url": "https://erp.example.com/hooks/catalog",
+           *         "events": [
+           *           "product.created",
+           *           "product.updated"
+           *         ],
+           *         "description": "ERP sync",
+           *         "enabled": true,
+           *         "createdAt": "2026-11-25T10:15:30.123Z",
+           *         "updatedAt": "2026-11-25T10:15:30.123Z"
+           *       }
+           *     }
+           */
+          'application/json': {
+            data: {
+              /** Format: uuid */
+              id: string
+              url: string
+              events: (
+                | 'product.created'
+                | 'product.updated'
+                | 'product.deleted'
+                | 'variant.created'
+                | 'variant.updated'
+                | 'variant.deleted'
+                | '*'
+              )[]
+              description: string | null
+              /** @description A disabled endpoint is sent nothing */
+              enabled: boolean
+              /**
+               * Format: date-time
+               * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:15:30.123Z
+               */
+              createdAt: string
+              /**
+               * Format: date-time
+               * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:15:30.123Z
+               */
+              updatedAt: string
+            }
+          }
+        }
+      }
+      /** @description `invalid_json`: the body is not valid JSON, or is empty; `bad_request`: the bytes received are not valid HTTP (the connection is closed); `validation_failed`: a field is missing, of the wrong type or out of bounds; one detail per problem */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `unauthorized`: no Authorization header, not Bearer, or an unknown, malformed or revoked key */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `forbidden`: the key lacks the scope the route needs */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `not_found`: unknown, malformed or another store's product or variant id */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
+      409: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `payload_too_large`: the body is over the size limit (256 KiB unless configured) */
+      413: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `unsupported_media_type`: the body is not sent as application/json */
+      415: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `idempotency_key_reused`: the Idempotency-Key was used before with a different request */
+      422: {
         headers: {
           [name: string]: unknown
         }

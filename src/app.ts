@@ -25,6 +25,8 @@ import {
   enforceRateLimit,
   type RateLimitOptions,
 } from './rate-limit/rate-limit.hook.js'
+import type { Resolver } from './webhooks/address-guard.js'
+import { registerWebhookEndpointRoutes } from './webhooks/webhook-endpoint.routes.js'
 
 export interface AppOptions {
   database: Database
@@ -49,6 +51,15 @@ export interface AppOptions {
   idempotencyKeyTtlSeconds?: number
   /** Per API key; 6000 a minute, in memory, unless given. */
   rateLimit?: RateLimitOptions
+  /** Webhook endpoints' URL checks; without it, private addresses are refused, names resolved by the system. */
+  webhooks?: WebhookOptions
+}
+
+export interface WebhookOptions {
+  /** WEBHOOK_ALLOW_PRIVATE: plain http:// and loopback or private addresses are allowed. */
+  allowPrivate?: boolean
+  /** Resolves endpoint URLs' host names; tests inject one. */
+  resolve?: Resolver
 }
 
 const DEFAULT_RATE_LIMIT_PER_MINUTE = 6000
@@ -158,6 +169,13 @@ export function buildApp(options: AppOptions): FastifyInstance {
       idempotencyKeyTtlSeconds: options.idempotencyKeyTtlSeconds ?? 24 * 60 * 60,
     })
     registerEventRoutes(routes, database, PREFIX)
+    registerWebhookEndpointRoutes(routes, database, {
+      idempotencyKeyTtlSeconds: options.idempotencyKeyTtlSeconds ?? 24 * 60 * 60,
+      urls: {
+        allowPrivate: options.webhooks?.allowPrivate ?? false,
+        ...(options.webhooks?.resolve && { resolve: options.webhooks.resolve }),
+      },
+    })
   })
   return app
 }

@@ -1,3 +1,5 @@
+import { DEFAULT_RETRY_SCHEDULE_SECONDS, parseRetrySchedule } from './webhooks/retry-schedule.js'
+
 /** Settings of the service, read from the environment once at start-up and frozen. */
 export interface Config {
   readonly databaseUrl: string
@@ -30,6 +32,12 @@ export interface Config {
   readonly metricsToken: string | undefined
   /** How many days events are kept in the feed; older ones are pruned in the background. */
   readonly eventRetentionDays: number
+  /** WEBHOOK_ALLOW_PRIVATE=1: endpoints may use plain http:// and loopback or private addresses. */
+  readonly webhookAllowPrivate: boolean
+  /** How long one delivery attempt may take to get its answer's status. */
+  readonly webhookTimeoutMs: number
+  /** Seconds to wait before each retry of a failed delivery, in order; then it is failed. */
+  readonly webhookRetrySchedule: readonly number[]
 }
 
 export const DEFAULT_DATABASE_URL = 'sqlite:data/catalog.db'
@@ -75,7 +83,30 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ),
     metricsToken: env.METRICS_TOKEN || undefined,
     eventRetentionDays: integerSetting(env, 'EVENT_RETENTION_DAYS', 30, 1, 36_500),
+    webhookAllowPrivate: booleanSetting(env, 'WEBHOOK_ALLOW_PRIVATE'),
+    webhookTimeoutMs: integerSetting(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100, 600_000),
+    webhookRetrySchedule: retryScheduleSetting(env),
   })
+}
+
+/** `1` or `true` is on; unset, empty, `0` or `false` is off; anything else is refused. */
+function booleanSetting(env: NodeJS.ProcessEnv, name: string): boolean {
+  const raw = (env[name] ?? '').toLowerCase()
+  if (raw === '1' || raw === 'true') return true
+  if (raw === '' || raw === '0' || raw === 'false') return false
+  throw new ConfigError(`${name} must be 1 or 0, not "${env[name]}"`)
+}
+
+function retryScheduleSetting(env: NodeJS.ProcessEnv): readonly number[] {
+  const raw = env.WEBHOOK_RETRY_SCHEDULE
+  if (raw === undefined || raw === '') return DEFAULT_RETRY_SCHEDULE_SECONDS
+  const schedule = parseRetrySchedule(raw)
+  if (schedule === undefined) {
+    throw new ConfigError(
+      `WEBHOOK_RETRY_SCHEDULE must be whole seconds separated by commas (e.g. 5,300,1800), not "${raw}"`,
+    )
+  }
+  return schedule
 }
 
 function integerSetting(

@@ -69,6 +69,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
       metricsToken: config.metricsToken,
       idempotencyKeyTtlSeconds: config.idempotencyKeyTtlSeconds,
       rateLimit: { perMinute: config.rateLimitPerMinute, redisUrl: config.redisUrl },
+      webhooks: { allowPrivate: config.webhookAllowPrivate },
     })
     await reportDurability(app, database)
     const url = await app.listen({ host: config.host, port: config.port })

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto'
 import { describe, it, type TestContext } from 'node:test'
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import pg from 'pg'
-import { buildApp } from '../src/app.js'
+import { buildApp, type AppOptions } from '../src/app.js'
 import { createApiKey } from '../src/auth/api-key.service.js'
 import type { Scope } from '../src/auth/scopes.js'
 import { createDatabase, type Database, type Dialect } from '../src/db/database.js'
@@ -112,10 +112,17 @@ export interface RequestOptions {
   headers?: Record<string, string>
 }
 
-/** The real app on a fresh database of the dialect, closed when the test ends. */
-export async function buildTestApi(t: TestContext, dialect: Dialect): Promise<TestApi> {
+/**
+ * The real app on a fresh database of the dialect, closed when the test ends; `options` are
+ * the app's options besides its database.
+ */
+export async function buildTestApi(
+  t: TestContext,
+  dialect: Dialect,
+  options: Omit<AppOptions, 'database'> = {},
+): Promise<TestApi> {
   const database = await createTestDatabase(t, dialect)
-  const app = buildApp({ database })
+  const app = buildApp({ ...options, database })
   t.after(() => app.close())
   const newKey = async (options: { store?: string; scopes?: Scope[] } = {}) =>
     (

@@ -112,6 +112,11 @@ describe('the OpenAPI document', () => {
       [`GET ${API}/products`]: read,
       [`GET ${API}/variants`]: read,
       [`GET ${API}/events`]: read,
+      [`POST ${API}/webhook-endpoints`]: write,
+      [`GET ${API}/webhook-endpoints`]: write,
+      [`GET ${API}/webhook-endpoints/{id}`]: write,
+      [`PATCH ${API}/webhook-endpoints/{id}`]: write,
+      [`DELETE ${API}/webhook-endpoints/{id}`]: write,
       'GET /healthz': [],
       'GET /readyz': [],
     }
@@ -149,6 +154,11 @@ describe('the OpenAPI document', () => {
       [`GET ${API}/products/{id}/variants/{variantId}`]: [...common, '404'],
       [`GET ${API}/variants`]: [...common, '400'],
       [`GET ${API}/events`]: [...common, '400', '410'],
+      [`POST ${API}/webhook-endpoints`]: [...common, '400', '409', '413', '415'],
+      [`GET ${API}/webhook-endpoints`]: common,
+      [`GET ${API}/webhook-endpoints/{id}`]: [...common, '404'],
+      [`PATCH ${API}/webhook-endpoints/{id}`]: [...common, '400', '404', '409', '413', '415'],
+      [`DELETE ${API}/webhook-endpoints/{id}`]: [...common, '404'],
     }
     for (const [label, statuses] of Object.entries(expected)) {
       const responses = operations.get(label)!.responses
@@ -434,6 +444,52 @@ describeEachDialect('answers conform to the OpenAPI document', (dialect) => {
     const writeOnly = await api.newKey({ scopes: ['write'] })
     await check(listLabel, send('GET', products, { key: writeOnly }))
 
+    // Webhook endpoints; a public IP address as host, which needs no resolver.
+    const hooks = `${API}/webhook-endpoints`
+    const hookBody = json({ url: 'https://93.184.215.14/hooks', events: ['*'] })
+    const createHookLabel = `POST ${API}/webhook-endpoints`
+    const created = await send('POST', hooks, hookBody)
+    checker.check(createHookLabel, created)
+    const hookUrl = `${hooks}/${created.json().data.id}`
+    await check(createHookLabel, send('POST', hooks, json({ url: 'http://10.0.0.1/', events: [] })))
+    await check(createHookLabel, send('POST', hooks, { ...hookBody, key: null }))
+    await check(createHookLabel, send('POST', hooks, { ...hookBody, key: readKey }))
+    await check(createHookLabel, send('POST', hooks, huge))
+    await check(createHookLabel, send('POST', hooks, { payload: 'x', contentType: 'text/plain' }))
+    const listHooksLabel = `GET ${API}/webhook-endpoints`
+    await check(listHooksLabel, send('GET', hooks))
+    await check(listHooksLabel, send('GET', hooks, { key: readKey }))
+    await check(listHooksLabel, send('GET', hooks, { key: null }))
+    const getHookLabel = `GET ${API}/webhook-endpoints/{id}`
+    await check(getHookLabel, send('GET', hookUrl))
+    await check(getHookLabel, send('GET', hookUrl, { key: otherStore }))
+    await check(getHookLabel, send('GET', hookUrl, { key: readKey }))
+    await check(getHookLabel, send('GET', hookUrl, { key: null }))
+    const patchHookLabel = `PATCH ${API}/webhook-endpoints/{id}`
+    await check(patchHookLabel, send('PATCH', hookUrl, json({ enabled: false })))
+    await check(
+      patchHookLabel,
+      send('PATCH', hookUrl, { ...json({ description: null }), contentType: MERGE_PATCH }),
+    )
+    await check(patchHookLabel, send('PATCH', hookUrl, json({ url: 'https://127.0.0.1/' })))
+    await check(patchHookLabel, send('PATCH', `${hooks}/${randomUUID()}`, json({})))
+    await check(patchHookLabel, send('PATCH', hookUrl, { ...json({}), key: null }))
+    await check(patchHookLabel, send('PATCH', hookUrl, { ...json({}), key: readKey }))
+    await check(patchHookLabel, send('PATCH', hookUrl, huge))
+    await check(patchHookLabel, send('PATCH', hookUrl, { payload: 'x', contentType: 'text/xml' }))
+    const deleteHookLabel = `DELETE ${API}/webhook-endpoints/{id}`
+    await check(deleteHookLabel, send('DELETE', hookUrl, { key: null }))
+    await check(deleteHookLabel, send('DELETE', hookUrl, { key: readKey }))
+    await check(deleteHookLabel, send('DELETE', hookUrl, { payload: '{' }))
+    await check(deleteHookLabel, send('DELETE', hookUrl, huge))
+    await check(
+      deleteHookLabel,
+      send('DELETE', hookUrl, { payload: 'x', contentType: 'text/plain' }),
+    )
+    await check(deleteHookLabel, send('DELETE', hookUrl))
+    await check(deleteHookLabel, send('DELETE', hookUrl))
+    const liveHook = (await send('POST', hooks, hookBody)).json().data
+
     // Unexpected failures: 500, with the error body.
     const broken = await buildBrokenWriteApp(t, api.database)
     for (const [label, url] of [
@@ -443,12 +499,18 @@ describeEachDialect('answers conform to the OpenAPI document', (dialect) => {
       [patchVariantLabel, variantUrl],
       [deleteVariantLabel, variantUrl],
       [deleteLabel, `${API}/products/${product.id}`],
+      [createHookLabel, hooks],
+      [patchHookLabel, `${hooks}/${liveHook.id}`],
+      [deleteHookLabel, `${hooks}/${liveHook.id}`],
     ] as const) {
       const response = await broken.inject({
         method: label.split(' ', 1)[0] as 'POST',
         url,
         headers: { authorization: `Bearer ${api.key}`, 'content-type': JSON_MEDIA },
-        payload: JSON.stringify({ name: 'Doomed' }),
+        payload: JSON.stringify({
+          name: 'Doomed',
+          ...(url.startsWith(hooks) && { url: 'https://93.184.215.14/', events: ['*'] }),
+        }),
       })
       checker.check(label, response)
     }
@@ -481,6 +543,11 @@ describeEachDialect('answers conform to the OpenAPI document', (dialect) => {
     await check(deleteVariantLabel, send('DELETE', variantUrl))
     await check(findLabel, send('GET', `${API}/variants?sku=x`))
     await check(eventsLabel, send('GET', events))
+    await check(createHookLabel, send('POST', hooks, hookBody))
+    await check(listHooksLabel, send('GET', hooks))
+    await check(getHookLabel, send('GET', `${hooks}/${liveHook.id}`))
+    await check(patchHookLabel, send('PATCH', `${hooks}/${liveHook.id}`, json({ enabled: true })))
+    await check(deleteHookLabel, send('DELETE', `${hooks}/${liveHook.id}`))
     await check('GET /readyz', send('GET', '/readyz', { key: null }))
 
     // Each declared status of the contract was seen, except those no request here can cause:
@@ -494,7 +561,12 @@ describeEachDialect('answers conform to the OpenAPI document', (dialect) => {
         (label) => [`${label} 403`, `${label} 500`],
       ),
       'GET /healthz 503',
+      `${listHooksLabel} 500`,
+      `${getHookLabel} 500`,
       `${createLabel} 409`,
+      `${createHookLabel} 409`,
+      `${patchHookLabel} 409`,
+      `${deleteHookLabel} 409`,
       `${deleteLabel} 409`,
       `${deleteVariantLabel} 409`,
     ])

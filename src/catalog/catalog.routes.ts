@@ -53,7 +53,7 @@ export function registerCatalogRoutes(
  * themselves on PostgreSQL), or, with an Idempotency-Key, in the transaction that keeps the
  * key's record. The answer carries the record's ETag.
  */
-function createWriteRunner(database: Database, ttlSeconds: number): WriteRunner {
+export function createWriteRunner(database: Database, ttlSeconds: number): WriteRunner {
   const idempotent = createIdempotentWriter(database, { ttlSeconds })
   return async (request, reply, work, options = {}) => {
     const storeId = principalOf(request).storeId

@@ -8,6 +8,8 @@ import * as sqliteIdempotencyKeys from './migrations/sqlite/2026-11-22T00-idempo
 import * as sqliteInitial from './migrations/sqlite/2026-11-21T00-initial.js'
 import * as sqliteManageCatalog from './migrations/sqlite/2026-11-24T00-manage-catalog.js'
 import * as sqliteEvents from './migrations/sqlite/2026-11-25T00-events.js'
+import * as postgresWebhooks from './migrations/postgres/2026-11-25T01-webhooks.js'
+import * as sqliteWebhooks from './migrations/sqlite/2026-11-25T01-webhooks.js'
 
 /** Each dialect's migrations, by name; names sort in the order they are applied. */
 const MIGRATIONS: Record<Dialect, Record<string, Migration>> = {
@@ -16,12 +18,14 @@ const MIGRATIONS: Record<Dialect, Record<string, Migration>> = {
     '2026-11-22T00-idempotency-keys': sqliteIdempotencyKeys,
     '2026-11-24T00-manage-catalog': sqliteManageCatalog,
     '2026-11-25T00-events': sqliteEvents,
+    '2026-11-25T01-webhooks': sqliteWebhooks,
   },
   postgres: {
     '2026-11-21T00-initial': postgresInitial,
     '2026-11-22T00-idempotency-keys': postgresIdempotencyKeys,
     '2026-11-24T00-manage-catalog': postgresManageCatalog,
     '2026-11-25T00-events': postgresEvents,
+    '2026-11-25T01-webhooks': postgresWebhooks,
   },
 }
 

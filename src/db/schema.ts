@@ -139,6 +139,30 @@ export interface EventPruningTable {
   seq: number
 }
 
+/**
+ * A store's webhook endpoint. `secret` is the signing secret as issued (`whsec_` + base64):
+ * signing needs the key itself. `events` is a JSON array of event types, or `["*"]`.
+ */
+export interface WebhookEndpointTable {
+  store_id: string
+  id: string
+  url: string
+  /** SQLite returns the JSON text, PostgreSQL (jsonb) the array. */
+  events: ColumnType<string | string[], string, string>
+  description: string | null
+  /** SQLite returns 0 or 1, PostgreSQL a boolean. */
+  enabled: ColumnType<number | boolean, number | boolean, number | boolean>
+  secret: string
+  created_at: Timestamp
+  updated_at: Timestamp
+}
+
+/** How many webhook endpoints a store has: the limit is checked on this row, atomically. */
+export interface WebhookEndpointCountTable {
+  store_id: string
+  endpoints: number
+}
+
 export interface DB {
   api_keys: ApiKeyTable
   event_pruning: EventPruningTable
@@ -148,6 +172,8 @@ export interface DB {
   products: ProductTable
   slug_counters: SlugCounterTable
   variants: VariantTable
+  webhook_endpoint_counts: WebhookEndpointCountTable
+  webhook_endpoints: WebhookEndpointTable
 }
 
 /** Anything queries can run on: the database itself or a transaction within it. */
@@ -159,3 +185,4 @@ export type ProductRow = Selectable<ProductTable>
 export type NewProductRow = Insertable<ProductTable>
 export type VariantRow = Selectable<VariantTable>
 export type NewVariantRow = Insertable<VariantTable>
+export type WebhookEndpointRow = Selectable<WebhookEndpointTable>

@@ -203,6 +203,10 @@ export function registerOpenApi(app: FastifyInstance): void {
       tags: [
         { name: 'products', description: 'Create, read and list products' },
         { name: 'variants', description: 'Add variants to a product and list them' },
+        {
+          name: 'webhooks',
+          description: 'Endpoints that events of the store are to be sent to (scope write)',
+        },
         { name: 'health', description: 'For load balancers and orchestrators; no key needed' },
       ],
       components: {

@@ -1,0 +1,163 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import type { FastifyInstance } from 'fastify'
+import { principalOf } from '../auth/auth.hook.js'
+import {
+  bodyErrors,
+  createWriteRunner,
+  dropContentTypeOfEmptyBody,
+  PREFIX,
+} from '../catalog/catalog.routes.js'
+import { DeletedResponse } from '../catalog/catalog.schemas.js'
+import type { Database } from '../db/database.js'
+import { ErrorBody, withErrors } from '../http/schemas.js'
+import { MERGE_PATCH_TYPE, prepareJsonBody } from '../http/validation.js'
+import { IdempotencyHeaders } from '../idempotency/idempotency.http.js'
+import {
+  CreatedWebhookEndpointResponse,
+  CreateWebhookEndpointBody,
+  EndpointIdParams,
+  TRIMMED_ENDPOINT_FIELDS,
+  UpdateWebhookEndpointBody,
+  WebhookEndpointList,
+  WebhookEndpointResponse,
+} from './webhook-endpoint.schemas.js'
+import {
+  checkEndpointInput,
+  createEndpointWork,
+  deleteEndpointWork,
+  getEndpoint,
+  listEndpoints,
+  MAX_ENDPOINTS_PER_STORE,
+  updateEndpointWork,
+} from './webhook-endpoint.service.js'
+import type { WebhookUrlOptions } from './webhook-url.js'
+
+export interface WebhookRouteOptions {
+  idempotencyKeyTtlSeconds: number
+  /** How endpoint URLs are checked: WEBHOOK_ALLOW_PRIVATE, and the resolver (tests inject one). */
+  urls: WebhookUrlOptions
+}
+
+/** The writes' answers when the endpoint is named by the path. */
+const writeResponses = { 404: ErrorBody, ...bodyErrors }
+
+/**
+ * Routes of webhook endpoints, scope `write` for all (reading them shows where a store's
+ * events go). Writes run as the catalogue's do: one unit of work, Idempotency-Key honoured.
+ */
+export function registerWebhookEndpointRoutes(
+  app: FastifyInstance,
+  database: Database,
+  options: WebhookRouteOptions,
+): void {
+  const routes = app.withTypeProvider<TypeBoxTypeProvider>()
+  const runWrite = createWriteRunner(database, options.idempotencyKeyTtlSeconds)
+  const prepareBody = prepareJsonBody({ trimmed: TRIMMED_ENDPOINT_FIELDS })
+  const preparePatch = prepareJsonBody({ trimmed: TRIMMED_ENDPOINT_FIELDS, mergePatch: true })
+  const path = `${PREFIX}/webhook-endpoints`
+
+  routes.post(
+    path,
+    {
+      config: { scope: 'write' },
+      preValidation: prepareBody,
+      schema: {
+        operationId: 'createWebhookEndpoint',
+        tags: ['webhooks'],
+        summary: 'Subscribe a URL to events of the store',
+        description:
+          `Answers the endpoint with its signing \`secret\`, which no other answer shows. At most ` +
+          `${MAX_ENDPOINTS_PER_STORE} endpoints per store (400 \`validation_failed\` beyond). ` +
+          'The URL must be https:// and its host must resolve to public addresses only. ' +
+          'Deliveries are not sent yet by this version.',
+        headers: IdempotencyHeaders,
+        body: CreateWebhookEndpointBody,
+        response: withErrors({ 200: CreatedWebhookEndpointResponse, ...bodyErrors }),
+      },
+    },
+    async (request, reply) => {
+      await checkEndpointInput(request.body, options.urls)
+      await runWrite(request, reply, (storeId) => createEndpointWork(storeId, request.body))
+    },
+  )
+
+  routes.get(
+    path,
+    {
+      config: { scope: 'write' },
+      schema: {
+        operationId: 'listWebhookEndpoints',
+        tags: ['webhooks'],
+        summary: "The store's webhook endpoints, oldest first",
+        response: withErrors({ 200: WebhookEndpointList }),
+      },
+    },
+    async (request) => ({
+      data: await listEndpoints(database.kysely, principalOf(request).storeId),
+    }),
+  )
+
+  routes.get(
+    `${path}/:id`,
+    {
+      config: { scope: 'write' },
+      schema: {
+        operationId: 'getWebhookEndpoint',
+        tags: ['webhooks'],
+        summary: 'A webhook endpoint (without its secret)',
+        params: EndpointIdParams,
+        response: withErrors({ 200: WebhookEndpointResponse, 404: ErrorBody }),
+      },
+    },
+    async (request) => ({
+      data: await getEndpoint(database.kysely, principalOf(request).storeId, request.params.id),
+    }),
+  )
+
+  routes.patch(
+    `${path}/:id`,
+    {
+      config: { scope: 'write' },
+      preValidation: preparePatch,
+      schema: {
+        operationId: 'updateWebhookEndpoint',
+        tags: ['webhooks'],
+        summary: 'Change a webhook endpoint (JSON Merge Patch)',
+        description:
+          'A field left out is unchanged; `url`, `events` (whole) and `enabled` replace the ' +
+          'stored value; `description: null` clears it. The URL is checked as on create. A ' +
+          'patch that changes nothing answers the endpoint as it is.',
+        params: EndpointIdParams,
+        headers: IdempotencyHeaders,
+        consumes: ['application/json', MERGE_PATCH_TYPE],
+        body: UpdateWebhookEndpointBody,
+        response: withErrors({ 200: WebhookEndpointResponse, ...writeResponses }),
+      },
+    },
+    async (request, reply) => {
+      await checkEndpointInput(request.body, options.urls)
+      await runWrite(request, reply, (storeId) =>
+        updateEndpointWork(storeId, request.params.id, request.body),
+      )
+    },
+  )
+
+  routes.delete(
+    `${path}/:id`,
+    {
+      config: { scope: 'write' },
+      onRequest: dropContentTypeOfEmptyBody,
+      schema: {
+        operationId: 'deleteWebhookEndpoint',
+        tags: ['webhooks'],
+        summary: 'Delete a webhook endpoint',
+        description: 'It is sent nothing from then on, and every read of it is 404.',
+        params: EndpointIdParams,
+        headers: IdempotencyHeaders,
+        response: withErrors({ 200: DeletedResponse, ...writeResponses }),
+      },
+    },
+    async (request, reply) =>
+      await runWrite(request, reply, (storeId) => deleteEndpointWork(storeId, request.params.id)),
+  )
+}

@@ -6,6 +6,7 @@ import Fastify, {
   type FastifyRequest,
   type FastifyServerOptions,
 } from 'fastify'
+import { registerAdminRoutes } from './admin/admin.routes.js'
 import { registerAuth } from './auth/auth.hook.js'
 import { registerCatalogRoutes } from './catalog/catalog.routes.js'
 import type { Database } from './db/database.js'
@@ -156,6 +157,8 @@ export function buildApp(options: AppOptions): FastifyInstance {
     registerCatalogRoutes(routes, database, {
       idempotencyKeyTtlSeconds: options.idempotencyKeyTtlSeconds ?? 24 * 60 * 60,
     })
+    // The admin page: static files, a client of the routes above like any other.
+    registerAdminRoutes(routes)
   })
   return app
 }

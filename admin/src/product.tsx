@@ -438,7 +438,9 @@ export function ProductPage({ id, session }: { id: string | null; session: Sessi
                   {field.kind === 'number' && field.api !== 'tax_rate'
                     ? formatPrice(field.api === 'price' ? product.price : product.compareAtPrice) ||
                       '—'
-                    : field.read(product) || '—'}
+                    : field.api === 'status'
+                      ? STATUS_LABEL[product.status]
+                      : field.read(product) || '—'}
                 </dd>
               </div>
             ))}
@@ -515,8 +517,10 @@ export function ProductPage({ id, session }: { id: string | null; session: Sessi
           onCancel={() => setConfirming(false)}
         >
           <p>
-            “{product?.name}” and its {variants.length}{' '}
-            {variants.length === 1 ? 'variant' : 'variants'} will be deleted. This cannot be undone.
+            {variants.length === 0
+              ? `“${product.name}” will be deleted.`
+              : `“${product.name}” and its ${variants.length} ${variants.length === 1 ? 'variant' : 'variants'} will be deleted.`}{' '}
+            This cannot be undone.
           </p>
         </ConfirmDialog>
       )}

@@ -150,7 +150,18 @@ for (const dialect of DIALECTS) {
       await screenshot(page, dialect, '1-sign-in')
 
       await field('API key').fill(api.key)
-      await button('Sign in').click()
+      // Focus is visible: the control reached by the keyboard is outlined.
+      await page.keyboard.press('Tab')
+      const focused = await page.evaluate(() => {
+        const browser = globalThis as any
+        const element = browser.document.activeElement
+        return {
+          text: element.textContent,
+          outline: browser.getComputedStyle(element).outlineStyle,
+        }
+      })
+      assert.deepEqual(focused, { text: 'Sign in', outline: 'solid' })
+      await page.keyboard.press('Enter')
       await page.getByRole('heading', { name: 'Products', exact: true }).waitFor()
       const stored = await page.evaluate(() => {
         const browser = globalThis as any

@@ -434,14 +434,7 @@ export function ProductPage({ id, session }: { id: string | null; session: Sessi
             {FIELDS.map((field) => (
               <div key={field.api}>
                 <dt>{field.label}</dt>
-                <dd>
-                  {field.kind === 'number' && field.api !== 'tax_rate'
-                    ? formatPrice(field.api === 'price' ? product.price : product.compareAtPrice) ||
-                      '—'
-                    : field.api === 'status'
-                      ? STATUS_LABEL[product.status]
-                      : field.read(product) || '—'}
-                </dd>
+                <dd>{readOnlyValue(field, product)}</dd>
               </div>
             ))}
           </dl>
@@ -526,6 +519,15 @@ export function ProductPage({ id, session }: { id: string | null; session: Sessi
       )}
     </section>
   )
+}
+
+/** A field's value as the read-only view shows it. */
+function readOnlyValue(field: Field, product: Product): string {
+  if (field.api === 'status') return STATUS_LABEL[product.status]
+  if (field.api === 'price') return formatPrice(product.price)
+  if (field.api === 'compare_at_price') return formatPrice(product.compareAtPrice) || '—'
+  if (field.api === 'tax_rate') return product.taxRate === null ? '—' : `${product.taxRate} %`
+  return field.read(product) || '—'
 }
 
 /** Image URLs as text: the page loads nothing from other hosts. */

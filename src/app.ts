@@ -6,6 +6,7 @@ import Fastify, {
   type FastifyRequest,
   type FastifyServerOptions,
 } from 'fastify'
+import { registerAdminRoutes } from './admin/admin.routes.js'
 import { registerAuth } from './auth/auth.hook.js'
 import { PREFIX, registerCatalogRoutes } from './catalog/catalog.routes.js'
 import type { Database } from './db/database.js'
@@ -176,6 +177,8 @@ export function buildApp(options: AppOptions): FastifyInstance {
         ...(options.webhooks?.resolve && { resolve: options.webhooks.resolve }),
       },
     })
+    // The admin page: static files, a client of the routes above like any other.
+    registerAdminRoutes(routes)
   })
   return app
 }

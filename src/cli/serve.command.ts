@@ -24,6 +24,7 @@ export async function serve(config: Config, output: Output): Promise<void> {
         '',
         'It is shown this once only (the database keeps a hash). Try it:',
         `    curl -s ${server.url}/api/commerce/v1/products -H "Authorization: Bearer ${server.firstKey.key}"`,
+        `or open ${server.url}/admin in a browser and sign in with it.`,
         '',
       ].join('\n'),
     )

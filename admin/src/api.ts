@@ -1,0 +1,132 @@
+// The page's only way to the data: the public API, with the key the person signed in with.
+
+export const API = '/api/commerce/v1'
+const KEY_ITEM = 'catalog-admin-key'
+
+export type Status = 'draft' | 'active' | 'archived'
+
+export interface Product {
+  id: string
+  name: string
+  slug: string
+  status: Status
+  price: number
+  compareAtPrice: number | null
+  sku: string | null
+  description: string | null
+  barcode: string | null
+  taxRate: number | null
+  vendor: string | null
+  productType: string | null
+  tags: string[]
+  images: { url: string; alt: string | null }[]
+  version: number
+  createdAt: string
+  updatedAt: string
+}
+
+export interface Variant {
+  id: string
+  productId: string
+  name: string
+  sku: string | null
+  barcode: string | null
+  price: number
+  compareAtPrice: number | null
+  options: Record<string, string>
+  position: number
+  weightGrams: number | null
+  version: number
+  createdAt: string
+  updatedAt: string
+}
+
+export interface FieldProblem {
+  field: string
+  message: string
+}
+
+/** An answer of the API other than 2xx, as the contract writes it. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly details: FieldProblem[] = [],
+  ) {
+    super(message)
+  }
+}
+
+/** The key lives in this tab's sessionStorage only: never a cookie, localStorage or a URL. */
+export const session = {
+  key: (): string | null => sessionStorage.getItem(KEY_ITEM),
+  signIn: (key: string) => sessionStorage.setItem(KEY_ITEM, key),
+  signOut: () => sessionStorage.removeItem(KEY_ITEM),
+}
+
+interface CallOptions {
+  body?: unknown
+  /** The version the change is based on, sent as If-Match. */
+  version?: number
+  key?: string
+}
+
+export async function call<T>(method: string, path: string, options: CallOptions = {}): Promise<T> {
+  const headers: Record<string, string> = {
+    authorization: `Bearer ${options.key ?? session.key() ?? ''}`,
+    accept: 'application/json',
+  }
+  if (options.body !== undefined) {
+    headers['content-type'] =
+      method === 'PATCH' ? 'application/merge-patch+json' : 'application/json'
+  }
+  if (options.version !== undefined) headers['if-match'] = `"${options.version}"`
+  let response: Response
+  try {
+    response = await fetch(API + path, {
+      method,
+      headers,
+      cache: 'no-store',
+      credentials: 'omit',
+      ...(options.body !== undefined && { body: JSON.stringify(options.body) }),
+    })
+  } catch {
+    throw new ApiError(0, 'network', 'The service cannot be reached; check that it is running.')
+  }
+  const text = await response.text()
+  let body: any = null
+  try {
+    body = text ? JSON.parse(text) : null
+  } catch {
+    // An answer that is not JSON is reported by its status below.
+  }
+  if (!response.ok) {
+    throw new ApiError(
+      response.status,
+      typeof body?.error === 'string' ? body.error : 'http_error',
+      typeof body?.message === 'string' ? body.message : `The service answered ${response.status}.`,
+      Array.isArray(body?.details) ? body.details : [],
+    )
+  }
+  return body as T
+}
+
+const NIL_ID = '00000000-0000-0000-0000-000000000000'
+
+/**
+ * Whether a key may write. The API has no "who am I" route; its checks run in a documented
+ * order (authentication, rate limit, scope, body, existence), so an empty merge patch of a
+ * product that cannot exist answers 403 to a key without `write` and 404 to one with it.
+ * It can change nothing either way.
+ */
+export async function canWrite(key: string): Promise<boolean> {
+  try {
+    await call('PATCH', `/products/${NIL_ID}`, { body: {}, key })
+    return true
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 404) return true
+    if (error instanceof ApiError && error.status === 403) return false
+    throw error
+  }
+}

@@ -1,0 +1,161 @@
+import { render } from 'preact'
+import { useEffect, useRef, useState } from 'preact/hooks'
+import { ApiError, call, canWrite, session } from './api.js'
+import { ProductList } from './products.js'
+import { ProductPage } from './product.js'
+import type { Session } from './ui.js'
+
+type Route = { screen: 'list' } | { screen: 'new' } | { screen: 'product'; id: string }
+
+function currentRoute(): Route {
+  const path = location.hash.replace(/^#/, '')
+  if (path === '/products/new') return { screen: 'new' }
+  const match = /^\/products\/([^/?#]+)$/.exec(path)
+  if (match) return { screen: 'product', id: decodeURIComponent(match[1]!) }
+  return { screen: 'list' }
+}
+
+function SignIn({ message, onSignedIn }: { message: string; onSignedIn(writable: boolean): void }) {
+  const [key, setKey] = useState('')
+  const [error, setError] = useState(message)
+  const [busy, setBusy] = useState(false)
+  const input = useRef<HTMLInputElement>(null)
+  useEffect(() => input.current?.focus(), [])
+  const submit = async (event: Event) => {
+    event.preventDefault()
+    setBusy(true)
+    setError('')
+    const trimmed = key.trim()
+    try {
+      // Any read proves the key; the answer's message says why one is refused.
+      await call('GET', '/products?limit=1', { key: trimmed })
+      const writable = await canWrite(trimmed)
+      session.signIn(trimmed)
+      onSignedIn(writable)
+    } catch (caught) {
+      setError(caught instanceof Error ? caught.message : String(caught))
+      input.current?.focus()
+    } finally {
+      setBusy(false)
+    }
+  }
+  return (
+    <main class="signin" id="main">
+      <form class="card signin-card" onSubmit={submit} noValidate>
+        <h1>Catalogue admin</h1>
+        <p class="muted">Sign in with an API key of your store.</p>
+        <label for="api-key">API key</label>
+        <input
+          id="api-key"
+          name="api-key"
+          type="password"
+          autocomplete="off"
+          spellcheck={false}
+          required
+          value={key}
+          aria-invalid={error ? 'true' : undefined}
+          aria-describedby={error ? 'signin-error' : 'signin-help'}
+          onInput={(event) => setKey(event.currentTarget.value)}
+        />
+        <p id="signin-help" class="help">
+          Made with <code>catalog keys create</code>. Kept in this tab only, until you sign out or
+          close it.
+        </p>
+        {error && (
+          <p id="signin-error" class="error" role="alert">
+            {error}
+          </p>
+        )}
+        <button type="submit" class="primary" disabled={busy || key.trim() === ''}>
+          Sign in
+        </button>
+      </form>
+    </main>
+  )
+}
+
+function App() {
+  const [route, setRoute] = useState<Route>(currentRoute)
+  const [signedIn, setSignedIn] = useState(session.key() !== null)
+  const [writable, setWritable] = useState<boolean | null>(null)
+  const [message, setMessage] = useState('')
+
+  useEffect(() => {
+    const onHash = () => setRoute(currentRoute())
+    addEventListener('hashchange', onHash)
+    return () => removeEventListener('hashchange', onHash)
+  }, [])
+
+  const signOut = (why = '') => {
+    session.signOut()
+    setSignedIn(false)
+    setWritable(null)
+    setMessage(why)
+  }
+
+  // A key kept from before a reload of the tab: find out again what it may do.
+  useEffect(() => {
+    const key = session.key()
+    if (!signedIn || writable !== null || !key) return
+    canWrite(key).then(setWritable, (error: unknown) =>
+      signOut(error instanceof Error ? error.message : String(error)),
+    )
+  }, [signedIn, writable])
+
+  if (!signedIn) {
+    return (
+      <SignIn
+        message={message}
+        onSignedIn={(canEdit) => {
+          setMessage('')
+          setWritable(canEdit)
+          setSignedIn(true)
+        }}
+      />
+    )
+  }
+  if (writable === null) return <p class="loading">Loading…</p>
+
+  const shared: Session = {
+    writable,
+    onError: (error) => {
+      if (error instanceof ApiError && error.status === 401) signOut(error.message)
+    },
+  }
+  return (
+    <>
+      <a class="skip" href="#main" onClick={skipToMain}>
+        Skip to content
+      </a>
+      <header class="topbar">
+        <a class="brand" href="#/products">
+          Catalogue admin
+        </a>
+        <span class="role">{writable ? 'Can edit' : 'Read only'}</span>
+        <button type="button" class="ghost" onClick={() => signOut()}>
+          Sign out
+        </button>
+      </header>
+      <main id="main" tabIndex={-1}>
+        {route.screen === 'list' && <ProductList session={shared} />}
+        {route.screen === 'new' &&
+          (writable ? (
+            <ProductPage key="new" id={null} session={shared} />
+          ) : (
+            <p>This key may only read.</p>
+          ))}
+        {route.screen === 'product' && (
+          <ProductPage key={route.id} id={route.id} session={shared} />
+        )}
+      </main>
+    </>
+  )
+}
+
+function skipToMain(event: Event) {
+  // The hash is the router's: move focus without changing it.
+  event.preventDefault()
+  document.getElementById('main')?.focus()
+}
+
+render(<App />, document.getElementById('app')!)

@@ -1,0 +1,189 @@
+import { useEffect, useState } from 'preact/hooks'
+import { call, type Product } from './api.js'
+import {
+  formatDate,
+  formatPrice,
+  navigate,
+  Notice,
+  type Session,
+  StatusBadge,
+  takeFlash,
+  useFocusHeading,
+} from './ui.js'
+
+const PAGE_SIZE = 20
+
+interface Filters {
+  status: string
+  vendor: string
+  tag: string
+  slug: string
+}
+
+const NO_FILTERS: Filters = { status: '', vendor: '', tag: '', slug: '' }
+
+/**
+ * The list's place, kept while the tab lives so that coming back from a product shows the
+ * same page: the filters, and the cursors of the pages walked through ('' is the first).
+ */
+const kept = { filters: NO_FILTERS, cursors: [''] }
+
+function query(filters: Filters, cursor: string): string {
+  const params = new URLSearchParams({ limit: String(PAGE_SIZE) })
+  for (const [name, value] of Object.entries(filters)) {
+    if (value.trim() !== '') params.set(name, value.trim())
+  }
+  if (cursor) params.set('cursor', cursor)
+  return params.toString()
+}
+
+export function ProductList({ session }: { session: Session }) {
+  const [filters, setFilters] = useState<Filters>(kept.filters)
+  const [draft, setDraft] = useState<Filters>(kept.filters)
+  const [cursors, setCursors] = useState<string[]>(kept.cursors)
+  const [page, setPage] = useState<{ data: Product[]; nextCursor: string | null } | null>(null)
+  const [error, setError] = useState('')
+  const [notice] = useState(takeFlash)
+  const heading = useFocusHeading()
+
+  useEffect(() => {
+    kept.filters = filters
+    kept.cursors = cursors
+    let current = true
+    setError('')
+    call<{ data: Product[]; nextCursor: string | null }>(
+      'GET',
+      `/products?${query(filters, cursors[cursors.length - 1]!)}`,
+    ).then(
+      (answer) => current && setPage(answer),
+      (caught: unknown) => {
+        if (!current) return
+        session.onError(caught)
+        setError(caught instanceof Error ? caught.message : String(caught))
+      },
+    )
+    return () => {
+      current = false
+    }
+  }, [filters, cursors])
+
+  const apply = (event: Event) => {
+    event.preventDefault()
+    setFilters(draft)
+    setCursors([''])
+  }
+  const clear = () => {
+    setDraft(NO_FILTERS)
+    setFilters(NO_FILTERS)
+    setCursors([''])
+  }
+  const field = (name: keyof Filters) => ({
+    id: `filter-${name}`,
+    value: draft[name],
+    onInput: (event: { currentTarget: { value: string } }) =>
+      setDraft({ ...draft, [name]: event.currentTarget.value }),
+  })
+
+  return (
+    <section aria-labelledby="products-heading">
+      <div class="page-head">
+        <h1 id="products-heading" ref={heading} tabIndex={-1}>
+          Products
+        </h1>
+        {session.writable && (
+          <button type="button" class="primary" onClick={() => navigate('#/products/new')}>
+            New product
+          </button>
+        )}
+      </div>
+      <form class="filters card" onSubmit={apply} aria-label="Filters">
+        <div class="filter">
+          <label for="filter-status">Status</label>
+          <select {...field('status')}>
+            <option value="">Any</option>
+            <option value="draft">Draft</option>
+            <option value="active">Active</option>
+            <option value="archived">Archived</option>
+          </select>
+        </div>
+        <div class="filter">
+          <label for="filter-vendor">Vendor</label>
+          <input type="text" {...field('vendor')} />
+        </div>
+        <div class="filter">
+          <label for="filter-tag">Tag</label>
+          <input type="text" {...field('tag')} />
+        </div>
+        <div class="filter">
+          <label for="filter-slug">Slug</label>
+          <input type="text" {...field('slug')} />
+        </div>
+        <div class="filter-actions">
+          <button type="submit">Filter</button>
+          <button type="button" class="ghost" onClick={clear}>
+            Clear
+          </button>
+        </div>
+      </form>
+      {notice && <Notice kind="success">{notice}</Notice>}
+      {error && <Notice kind="error">{error}</Notice>}
+      <div class="card table-card">
+        <table class="table">
+          <caption class="visually-hidden">Products, newest first</caption>
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Slug</th>
+              <th scope="col">Status</th>
+              <th scope="col" class="number">
+                Price
+              </th>
+              <th scope="col">Last updated</th>
+            </tr>
+          </thead>
+          <tbody aria-busy={page === null ? 'true' : 'false'}>
+            {page?.data.map((product) => (
+              <tr key={product.id}>
+                <td>
+                  <a href={`#/products/${encodeURIComponent(product.id)}`}>{product.name}</a>
+                </td>
+                <td class="mono">{product.slug}</td>
+                <td>
+                  <StatusBadge status={product.status} />
+                </td>
+                <td class="number">{formatPrice(product.price)}</td>
+                <td>
+                  <time dateTime={product.updatedAt}>{formatDate(product.updatedAt)}</time>
+                </td>
+              </tr>
+            ))}
+            {page && page.data.length === 0 && (
+              <tr>
+                <td colSpan={5} class="empty">
+                  No products match.
+                </td>
+              </tr>
+            )}
+          </tbody>
+        </table>
+      </div>
+      <nav class="pager" aria-label="Pages">
+        <button
+          type="button"
+          disabled={cursors.length === 1}
+          onClick={() => setCursors(cursors.slice(0, -1))}
+        >
+          Previous
+        </button>
+        <span class="muted">Page {cursors.length}</span>
+        <button
+          type="button"
+          disabled={!page?.nextCursor}
+          onClick={() => page?.nextCursor && setCursors([...cursors, page.nextCursor])}
+        >
+          Next
+        </button>
+      </nav>
+    </section>
+  )
+}

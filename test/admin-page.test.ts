@@ -1,0 +1,511 @@
+import assert from 'node:assert/strict'
+import { existsSync } from 'node:fs'
+import { mkdir } from 'node:fs/promises'
+import { after, before, describe, it, type TestContext } from 'node:test'
+import { fileURLToPath } from 'node:url'
+import axe from 'axe-core'
+import {
+  type Browser,
+  type BrowserContext,
+  chromium,
+  type Page,
+  type Request,
+} from 'playwright-core'
+import { ADMIN_BUILD_DIR } from '../src/admin/admin.routes.js'
+import { addVariant, buildTestApi, DIALECTS, POSTGRES_URL, type TestApi } from './helpers.js'
+
+const CHROMIUM = '/usr/bin/chromium'
+const TIMEOUT_MS = 15_000
+/** With ADMIN_SCREENSHOTS=1, the SQLite run writes a screenshot of each screen to docs/admin/. */
+const SCREENSHOTS = process.env.ADMIN_SCREENSHOTS === '1'
+const SCREENSHOT_DIR = fileURLToPath(new URL('../docs/admin/', import.meta.url))
+const XSS_NAME = '<img src=x onerror=alert(1)>'
+
+const skip = !existsSync(CHROMIUM)
+  ? `no Chromium at ${CHROMIUM}: apt-get install chromium`
+  : !existsSync(`${ADMIN_BUILD_DIR}/index.html`)
+    ? 'the admin page is not built: npm run build'
+    : false
+
+let browser: Browser | undefined
+async function launch(): Promise<Browser> {
+  browser ??= await chromium.launch({
+    executablePath: CHROMIUM,
+    // A fresh profile that reaches for nothing but the page: the machine has no internet.
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+    timeout: 30_000,
+  })
+  return browser
+}
+after(() => browser?.close())
+
+/** What a page did that a test must see: every URL it asked for, and anything that went wrong. */
+interface Watched {
+  page: Page
+  requests: Request[]
+  problems: string[]
+  dialogs: string[]
+}
+
+async function openPage(context: BrowserContext): Promise<Watched> {
+  const page = await context.newPage()
+  page.setDefaultTimeout(TIMEOUT_MS)
+  const watched: Watched = { page, requests: [], problems: [], dialogs: [] }
+  page.on('request', (request) => watched.requests.push(request))
+  page.on('console', (message) => {
+    // A refused request is the API's answer, shown by the page; anything else is a problem.
+    if (message.type() === 'error' && !/status of 4\d\d/.test(message.text())) {
+      watched.problems.push(`console error: ${message.text()}`)
+    }
+  })
+  page.on('pageerror', (error) => watched.problems.push(`page error: ${error.message}`))
+  page.on('dialog', (dialog) => {
+    watched.dialogs.push(dialog.message())
+    void dialog.dismiss()
+  })
+  return watched
+}
+
+/** Runs axe-core in the page; fails on any serious or critical violation. */
+async function checkAccessibility(page: Page, screen: string): Promise<void> {
+  await page.evaluate(axe.source)
+  const { passed, violations } = await page.evaluate(async () => {
+    const browser = globalThis as any
+    const result = await browser.axe.run(browser.document, { resultTypes: ['violations'] })
+    return {
+      passed: result.passes.length,
+      violations: result.violations.map((violation: any) => ({
+        id: violation.id,
+        impact: violation.impact,
+        help: violation.help,
+        nodes: violation.nodes.map((node: any) => node.target.join(' ')),
+      })),
+    }
+  })
+  assert.ok(passed > 10, `axe-core ran its checks on the ${screen} screen`)
+  const serious = violations.filter((v: any) => v.impact === 'serious' || v.impact === 'critical')
+  assert.deepEqual(serious, [], `axe-core on the ${screen} screen`)
+}
+
+async function screenshot(page: Page, dialect: string, name: string, fullPage = true) {
+  if (!SCREENSHOTS || dialect !== 'sqlite') return
+  await mkdir(SCREENSHOT_DIR, { recursive: true })
+  await page.screenshot({ path: `${SCREENSHOT_DIR}${name}.png`, fullPage })
+}
+
+/** A TestContext for what lives as long as a suite: its clean-ups run after the suite. */
+function suiteContext(cleanups: (() => unknown)[]): TestContext {
+  return { after: (fn: () => unknown) => cleanups.push(fn) } as unknown as TestContext
+}
+
+for (const dialect of DIALECTS) {
+  describe(`admin page [${dialect}]`, { skip, timeout: 180_000 }, () => {
+    const cleanups: (() => unknown)[] = []
+    let api: TestApi
+    let base: string
+    let context: BrowserContext
+    let watched: Watched
+    let page: Page
+    let productId: string
+
+    before(async () => {
+      api = await buildTestApi(suiteContext(cleanups), dialect)
+      base = await api.app.listen({ host: '127.0.0.1', port: 0 })
+      context = await (await launch()).newContext({ viewport: { width: 1280, height: 900 } })
+      cleanups.push(() => context.close())
+      watched = await openPage(context)
+      page = watched.page
+    })
+    after(async () => {
+      for (const cleanup of cleanups.reverse()) await cleanup()
+    })
+
+    const product = async (id: string) => (await api.get(`/products/${id}`)).json().data
+    const field = (label: string) => page.getByLabel(label, { exact: true })
+    const button = (name: string) => page.getByRole('button', { name, exact: true })
+    const notice = () => page.locator('.notice')
+
+    it('is served with a strict policy; a wrong key shows the API message; a write key signs in, kept in sessionStorage only', async () => {
+      const response = await page.goto(`${base}/admin`)
+      const headers = response!.headers()
+      assert.match(headers['content-security-policy']!, /default-src 'self'/)
+      assert.match(headers['content-security-policy']!, /frame-ancestors 'none'/)
+      assert.doesNotMatch(headers['content-security-policy']!, /unsafe/)
+      assert.equal(headers['x-content-type-options'], 'nosniff')
+      await field('API key').waitFor()
+      await checkAccessibility(page, 'sign-in')
+
+      await field('API key').fill('ck_not_a_key_at_all')
+      await button('Sign in').click()
+      await page.getByRole('alert').getByText('The API key is unknown or revoked.').waitFor()
+      await screenshot(page, dialect, '1-sign-in')
+
+      await field('API key').fill(api.key)
+      // Focus is visible: the control reached by the keyboard is outlined.
+      await page.keyboard.press('Tab')
+      const focused = await page.evaluate(() => {
+        const browser = globalThis as any
+        const element = browser.document.activeElement
+        return {
+          text: element.textContent,
+          outline: browser.getComputedStyle(element).outlineStyle,
+        }
+      })
+      assert.deepEqual(focused, { text: 'Sign in', outline: 'solid' })
+      await page.keyboard.press('Enter')
+      await page.getByRole('heading', { name: 'Products', exact: true }).waitFor()
+      const stored = await page.evaluate(() => {
+        const browser = globalThis as any
+        return {
+          session: Object.values(browser.sessionStorage),
+          local: browser.localStorage.length,
+          cookie: browser.document.cookie,
+          url: browser.location.href,
+        }
+      })
+      assert.deepEqual(stored.session, [api.key])
+      assert.equal(stored.local, 0)
+      assert.equal(stored.cookie, '')
+      assert.ok(!stored.url.includes(api.key))
+      assert.deepEqual(await context.cookies(), [])
+      await button('New product').waitFor()
+    })
+
+    it('creates a product from an empty form', async () => {
+      await button('New product').click()
+      await page.getByRole('heading', { name: 'New product' }).waitFor()
+      for (const label of [
+        'Name',
+        'Description',
+        'Status',
+        'Price',
+        'Compare-at price',
+        'SKU',
+        'Barcode',
+        'Tax rate',
+        'Vendor',
+        'Product type',
+        'Tags',
+        'Slug',
+      ]) {
+        await field(label).waitFor()
+      }
+      assert.equal(await field('Name').inputValue(), '')
+      await checkAccessibility(page, 'new product')
+      await field('Name').fill('Linen Shirt')
+      await field('Description').fill('Washed linen, relaxed fit.')
+      await field('Price').fill('49.9')
+      await field('Compare-at price').fill('59')
+      await field('SKU').fill('LIN-SHIRT')
+      await field('Tax rate').fill('20')
+      await field('Vendor').fill('Atelier Lyon')
+      await field('Product type').fill('Shirts')
+      await field('Tags').fill('linen, summer')
+      await button('Save').click()
+      await page.getByRole('heading', { name: 'Linen Shirt' }).waitFor()
+      productId = decodeURIComponent(new URL(page.url()).hash.replace('#/products/', ''))
+      const created = await product(productId)
+      assert.equal(created.name, 'Linen Shirt')
+      assert.equal(created.price, 49.9)
+      assert.equal(created.compareAtPrice, 59)
+      assert.equal(created.taxRate, 20)
+      assert.equal(created.vendor, 'Atelier Lyon')
+      assert.equal(created.productType, 'Shirts')
+      assert.deepEqual(created.tags, ['linen', 'summer'])
+      assert.equal(created.status, 'draft')
+      assert.equal(await field('Slug').inputValue(), 'linen-shirt')
+    })
+
+    it('the product page is bookmarkable, and a save sends only the changed fields as a merge patch with If-Match', async () => {
+      await page.goto(`${base}/admin#/products/${productId}`)
+      await page.getByRole('heading', { name: 'Linen Shirt' }).waitFor()
+      await checkAccessibility(page, 'product')
+      const patches: Request[] = []
+      const onRequest = (request: Request) => {
+        if (request.method() === 'PATCH') patches.push(request)
+      }
+      page.on('request', onRequest)
+      await field('Vendor').fill('Atelier Paris')
+      await field('Price').fill('45')
+      await button('Save').click()
+      await notice().getByText('Saved.').waitFor()
+      page.off('request', onRequest)
+      assert.equal(patches.length, 1)
+      const headers = patches[0]!.headers()
+      assert.equal(headers['content-type'], 'application/merge-patch+json')
+      assert.equal(headers['if-match'], '"1"')
+      assert.deepEqual(JSON.parse(patches[0]!.postData()!), { vendor: 'Atelier Paris', price: 45 })
+      const saved = await product(productId)
+      assert.equal(saved.vendor, 'Atelier Paris')
+      assert.equal(saved.price, 45)
+      assert.equal(saved.version, 2)
+    })
+
+    it('shows each API error next to its field', async () => {
+      await field('Tax rate').fill('101')
+      await field('Slug').fill('Not A Slug')
+      await button('Save').click()
+      const taxError = page.locator('#product-tax_rate-error')
+      await taxError.waitFor()
+      assert.match((await taxError.textContent())!, /100/)
+      assert.equal(await field('Tax rate').getAttribute('aria-invalid'), 'true')
+      await page.locator('#product-slug-error').waitFor()
+      await screenshot(page, dialect, '4-field-errors')
+      assert.equal((await product(productId)).version, 2, 'nothing was saved')
+      await page.reload()
+      await page.getByRole('heading', { name: 'Linen Shirt' }).waitFor()
+    })
+
+    it('says so when someone else changed the product, saves nothing, and reloads on request', async () => {
+      const behind = await api.patch(
+        `/products/${productId}`,
+        { description: 'Changed elsewhere.' },
+        { headers: { 'if-match': '"2"' } },
+      )
+      assert.equal(behind.statusCode, 200)
+      await field('Name').fill('Linen Shirt, mine')
+      await button('Save').click()
+      const warning = page
+        .getByRole('alert')
+        .filter({ hasText: 'Someone else changed this product' })
+      await warning.waitFor()
+      await screenshot(page, dialect, '5-conflict')
+      const stored = await product(productId)
+      assert.equal(stored.name, 'Linen Shirt')
+      assert.equal(stored.description, 'Changed elsewhere.')
+      await warning.getByRole('button', { name: 'Reload' }).click()
+      await warning.waitFor({ state: 'detached' })
+      assert.equal(await field('Description').inputValue(), 'Changed elsewhere.')
+      assert.equal(await field('Name').inputValue(), 'Linen Shirt')
+    })
+
+    it('adds, edits and deletes variants, with options as name/value pairs', async () => {
+      const variants = page.locator('section.variants')
+      await button('Add variant').click()
+      await field('Variant name').fill('M / Blue')
+      await field('Variant SKU').fill('LIN-M-BLUE')
+      await field('Variant price').fill('47.5')
+      await button('Add option').click()
+      await field('Option 1 name').fill('size')
+      await field('Option 1 value').fill('M')
+      await button('Add option').click()
+      await field('Option 2 name').fill('color')
+      await field('Option 2 value').fill('blue')
+      await checkAccessibility(page, 'variant editing')
+      await screenshot(page, dialect, '6-variant-edit')
+      await variants.getByRole('button', { name: 'Save' }).click()
+      await variants.getByText('Added variant “M / Blue”.').waitFor()
+      let stored = (await product(productId)).variants
+      assert.equal(stored.length, 1)
+      assert.equal(stored[0].sku, 'LIN-M-BLUE')
+      assert.equal(stored[0].price, 47.5)
+      assert.deepEqual(stored[0].options, { size: 'M', color: 'blue' })
+
+      // The product's version moved with the variant; the form follows, so a save still works.
+      await page.getByRole('button', { name: 'Edit variant M / Blue' }).click()
+      await field('Variant SKU').fill('LIN-M-NAVY')
+      await field('Option 2 value').fill('navy')
+      await variants.getByRole('button', { name: 'Save' }).click()
+      await variants.getByText('Saved variant “M / Blue”.').waitFor()
+      stored = (await product(productId)).variants
+      assert.equal(stored[0].sku, 'LIN-M-NAVY')
+      assert.deepEqual(stored[0].options, { size: 'M', color: 'navy' })
+      assert.equal(stored[0].version, 2)
+      await screenshot(page, dialect, '3-product')
+
+      await button('Add variant').click()
+      await field('Variant name').fill('L / Blue')
+      await field('Variant SKU').fill('LIN-M-NAVY')
+      await variants.getByRole('button', { name: 'Save' }).click()
+      await page.locator('#variant-sku-error').waitFor()
+      await variants.getByRole('button', { name: 'Cancel' }).click()
+
+      // Deleting asks first; Cancel keeps the variant.
+      await variants.getByRole('table').getByRole('button', { name: 'Delete variant' }).click()
+      const dialog = page.getByRole('dialog', { name: 'Delete this variant?' })
+      await dialog.waitFor()
+      await checkAccessibility(page, 'delete confirmation')
+      await dialog.getByRole('button', { name: 'Cancel' }).click()
+      assert.equal((await product(productId)).variants.length, 1)
+      await variants.getByRole('table').getByRole('button', { name: 'Delete variant' }).click()
+      await dialog.getByRole('button', { name: 'Delete variant' }).click()
+      await variants.getByText('Deleted variant “M / Blue”.').waitFor()
+      assert.equal((await product(productId)).variants.length, 0)
+
+      await field('Barcode').fill('3000000000017')
+      await button('Save').click()
+      await notice().getByText('Saved.').waitFor()
+      assert.equal((await product(productId)).barcode, '3000000000017')
+    })
+
+    it('archives, offers no Active on an archived product, and unarchives to draft', async () => {
+      await button('Archive').click()
+      await notice().getByText('Archived.').waitFor()
+      assert.equal((await product(productId)).status, 'archived')
+      const choices = await field('Status').locator('option').allTextContents()
+      assert.deepEqual(choices, ['Archived', 'Draft (unarchive)'])
+      await button('Unarchive').click()
+      await notice().getByText('Unarchived').waitFor()
+      assert.equal((await product(productId)).status, 'draft')
+      assert.deepEqual(await field('Status').locator('option').allTextContents(), [
+        'Draft',
+        'Active',
+        'Archived',
+      ])
+      await field('Status').selectOption('active')
+      await button('Save').click()
+      await notice().getByText('Saved.').waitFor()
+      assert.equal((await product(productId)).status, 'active')
+    })
+
+    it('lists newest first with filters and Next / Previous pages', async () => {
+      for (let i = 1; i <= 21; i++) {
+        const status = i % 3 === 0 ? 'active' : i % 7 === 0 ? 'archived' : 'draft'
+        await api.createProduct({ name: `Bulk ${i}`, tags: ['Bulk'], price: i + 0.99, status })
+      }
+      await page.getByRole('link', { name: '← Products' }).click()
+      await page.getByRole('heading', { name: 'Products', exact: true }).waitFor()
+      const rows = page.locator('main table tbody tr')
+      await rows.first().getByText('Bulk 21').waitFor()
+      await screenshot(page, dialect, '2-products')
+      await checkAccessibility(page, 'products')
+      /** Clicks, and waits for the list's answer to the query that click sends. */
+      const listed = async (name: string, query: string) => {
+        const answered = page.waitForResponse(
+          (response) => response.url().includes('/products?') && response.url().includes(query),
+        )
+        await button(name).click()
+        await answered
+      }
+      await field('Tag').fill('bulk')
+      await listed('Filter', 'tag=bulk')
+      await page.getByText('Page 1').waitFor()
+      await rows.nth(19).waitFor()
+      assert.equal(await rows.count(), 20)
+      assert.equal(await rows.first().locator('a').textContent(), 'Bulk 21')
+      await listed('Next', 'cursor=')
+      await page.getByText('Page 2').waitFor()
+      await rows.first().getByText('Bulk 1', { exact: true }).waitFor()
+      assert.equal(await rows.count(), 1)
+      assert.ok(await button('Next').isDisabled())
+      await listed('Previous', 'tag=bulk')
+      await rows.first().getByText('Bulk 21').waitFor()
+      await listed('Clear', 'limit=')
+      await field('Vendor').fill('Atelier Paris')
+      await field('Status').selectOption('active')
+      await listed('Filter', 'status=active')
+      await rows.first().getByText('Linen Shirt').waitFor()
+      assert.equal(await rows.count(), 1)
+      await field('Slug').fill('bulk-3')
+      await field('Vendor').fill('')
+      await field('Status').selectOption('')
+      await listed('Filter', 'slug=bulk-3')
+      await rows.first().getByText('Bulk 3').waitFor()
+      assert.equal(await rows.count(), 1)
+      await button('Clear').click()
+      await rows.nth(19).waitFor()
+    })
+
+    it('renders a name full of HTML as text', async () => {
+      const xss = await api.createProduct({ name: XSS_NAME, vendor: '<b>bold</b>' })
+      await page.goto(`${base}/admin#/products/${xss.id}`)
+      await page.getByRole('heading', { name: XSS_NAME }).waitFor()
+      assert.equal(await page.locator('h1').textContent(), XSS_NAME)
+      assert.equal(await field('Vendor').inputValue(), '<b>bold</b>')
+      assert.equal(await page.locator('main img, main b').count(), 0)
+      await page.getByRole('link', { name: '← Products' }).click()
+      await page.getByRole('link', { name: XSS_NAME }).waitFor()
+      assert.equal(await page.locator('main img, main b').count(), 0)
+      assert.deepEqual(watched.dialogs, [])
+    })
+
+    it('deletes a product after asking', async () => {
+      await page.goto(`${base}/admin#/products/${productId}`)
+      await page.getByRole('heading', { name: 'Linen Shirt' }).waitFor()
+      await button('Delete product').click()
+      const dialog = page.getByRole('dialog', { name: 'Delete this product?' })
+      await dialog.waitFor()
+      await screenshot(page, dialect, '7-delete', false)
+      await dialog.getByRole('button', { name: 'Delete product' }).click()
+      await page.getByRole('heading', { name: 'Products', exact: true }).waitFor()
+      await notice().getByText('Deleted “Linen Shirt”.').waitFor()
+      assert.equal((await api.get(`/products/${productId}`)).statusCode, 404)
+    })
+
+    it('a read key sees everything and no edit control', async () => {
+      const readKey = await api.newKey({ scopes: ['read'] })
+      const readContext = await (
+        await launch()
+      ).newContext({ viewport: { width: 1280, height: 900 } })
+      cleanups.push(() => readContext.close())
+      const reader = await openPage(readContext)
+      const readPage = reader.page
+      const shown = await api.createProduct({
+        name: 'Read Only Tee',
+        description: 'Organic cotton, regular fit.',
+        price: 24,
+        compare_at_price: 29,
+        sku: 'RO-TEE',
+        tax_rate: 20,
+        vendor: 'Atelier Lyon',
+        product_type: 'T-Shirts',
+        tags: ['cotton', 'basics'],
+        status: 'active',
+      })
+      await addVariant(api, shown.id, { name: 'One size', sku: 'RO-TEE-OS' })
+      await addVariant(api, shown.id, {
+        name: 'XL',
+        sku: 'RO-TEE-XL',
+        price: 26,
+        options: { size: 'XL' },
+      })
+      await readPage.goto(`${base}/admin`)
+      await readPage.getByLabel('API key').fill(readKey)
+      await readPage.getByRole('button', { name: 'Sign in' }).click()
+      await readPage.getByRole('heading', { name: 'Products', exact: true }).waitFor()
+      await readPage.getByText('Read only', { exact: true }).waitFor()
+      assert.equal(await readPage.getByRole('button', { name: 'New product' }).count(), 0)
+      await readPage.getByRole('link', { name: 'Read Only Tee' }).click()
+      await readPage.getByRole('heading', { name: 'Read Only Tee' }).waitFor()
+      await readPage.getByRole('cell', { name: 'One size' }).waitFor()
+      assert.equal(await readPage.locator('main input, main select, main textarea').count(), 0)
+      assert.deepEqual(await readPage.locator('main button').allTextContents(), [])
+      await checkAccessibility(readPage, 'read-only product')
+      await screenshot(readPage, dialect, '8-read-only')
+
+      await readPage.getByRole('button', { name: 'Sign out' }).click()
+      await readPage.getByLabel('API key').waitFor()
+      assert.equal(await readPage.evaluate(() => (globalThis as any).sessionStorage.length), 0)
+      assert.deepEqual(reader.problems, [])
+      assertOnlyTheService(reader.requests, base)
+    })
+
+    it('the page asked nothing of any host but the service, and nothing went wrong in it', () => {
+      assert.deepEqual(watched.problems, [])
+      assertOnlyTheService(watched.requests, base)
+    })
+  })
+}
+
+function assertOnlyTheService(requests: Request[], base: string): void {
+  const elsewhere = requests
+    .map((request) => request.url())
+    .filter((url) => !url.startsWith(`${base}/`))
+  assert.deepEqual(elsewhere, [])
+  assert.ok(requests.length > 3, 'the page was watched')
+}
+
+if (!POSTGRES_URL) {
+  describe('admin page [postgres]', () => {
+    it('needs TEST_POSTGRES_URL', { skip: 'TEST_POSTGRES_URL is not set' }, () => {})
+  })
+}

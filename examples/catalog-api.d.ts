@@ -204,7 +204,20 @@ export interface components {
   responses: never
   parameters: never
   requestBodies: never
-  headers: never
+  headers: {
+    /** @description The request's id, as in the service's log line of it: the client's own X-Request-Id when it is 1 to 128 of A-Z a-z 0-9 . _ : -, else a new UUID. On every answer. */
+    'X-Request-Id': string
+    /** @description The per-key budget: `"default";q=<requests>;w=60` (IETF RateLimit headers draft). On every answer to an authenticated request, unless rate limiting is off. */
+    'RateLimit-Policy': string
+    /** @description Where the key stands: `"default";r=<remaining>;t=<seconds until the window resets>`. On every answer to an authenticated request, unless rate limiting is off. */
+    RateLimit: string
+    /** @description Seconds until the key has a budget again. */
+    'Retry-After': string
+    /** @description `Bearer`: the scheme the service expects. */
+    'WWW-Authenticate': string
+    /** @description `true` when this answer is the stored answer to an earlier request with the same Idempotency-Key; absent otherwise. */
+    'Idempotent-Replayed': string
+  }
   pathItems: never
 }
 export type $defs = Record<string, never>
@@ -221,6 +234,7 @@ export interface operations {
       /** @description Up */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
           [name: string]: unknown
         }
         content: {
@@ -238,6 +252,7 @@ export interface operations {
       /** @description `unavailable`: the database is unreachable, or the service is shutting down */
       503: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
           [name: string]: unknown
         }
         content: {
@@ -258,6 +273,7 @@ export interface operations {
       /** @description Up */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
           [name: string]: unknown
         }
         content: {
@@ -275,6 +291,7 @@ export interface operations {
       /** @description `unavailable`: the database is unreachable, or the service is shutting down */
       503: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
           [name: string]: unknown
         }
         content: {
@@ -308,6 +325,9 @@ export interface operations {
       /** @description A page of products, newest first */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
           [name: string]: unknown
         }
         content: {
@@ -395,6 +415,9 @@ export interface operations {
       /** @description `invalid_json`: the body is not valid JSON, or is empty; `bad_request`: the bytes received are not valid HTTP (the connection is closed); `validation_failed`: a field is missing, of the wrong type or out of bounds; one detail per problem */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
           [name: string]: unknown
         }
         content: {
@@ -404,6 +427,8 @@ export interface operations {
       /** @description `unauthorized`: no Authorization header, not Bearer, or an unknown, malformed or revoked key */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'WWW-Authenticate': components['headers']['WWW-Authenticate']
           [name: string]: unknown
         }
         content: {
@@ -413,6 +438,9 @@ export interface operations {
       /** @description `forbidden`: the key lacks the scope the route needs */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
           [name: string]: unknown
         }
         content: {
@@ -422,6 +450,10 @@ export interface operations {
       /** @description `rate_limited`: the key has used up its requests for the current minute */
       429: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Retry-After': components['headers']['Retry-After']
           [name: string]: unknown
         }
         content: {
@@ -431,6 +463,9 @@ export interface operations {
       /** @description `internal_error`: anything unexpected (logged with the request id) */
       500: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
           [name: string]: unknown
         }
         content: {
@@ -440,6 +475,9 @@ export interface operations {
       /** @description `unavailable`: the database is unreachable, or the service is shutting down */
       503: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
           [name: string]: unknown
         }
         content: {
@@ -509,6 +547,10 @@ export interface operations {
       /** @description The product */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           /** @description The version of the record, quoted: "7". Send it back in If-Match or If-None-Match */
           ETag?: string
           [name: string]: unknown
@@ -593,6 +635,10 @@ export interface operations {
       /** @description `invalid_json`: the body is not valid JSON, or is empty; `bad_request`: the bytes received are not valid HTTP (the connection is closed); `validation_failed`: a field is missing, of the wrong type or out of bounds; one detail per problem */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -602,6 +648,9 @@ export interface operations {
       /** @description `unauthorized`: no Authorization header, not Bearer, or an unknown, malformed or revoked key */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'WWW-Authenticate': components['headers']['WWW-Authenticate']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -611,6 +660,10 @@ export interface operations {
       /** @description `forbidden`: the key lacks the scope the route needs */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -620,6 +673,10 @@ export interface operations {
       /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
       409: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -629,6 +686,10 @@ export interface operations {
       /** @description `payload_too_large`: the body is over the size limit (256 KiB unless configured) */
       413: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -638,6 +699,10 @@ export interface operations {
       /** @description `unsupported_media_type`: the body is not sent as application/json */
       415: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -647,6 +712,10 @@ export interface operations {
       /** @description `idempotency_key_reused`: the Idempotency-Key was used before with a different request */
       422: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -656,6 +725,11 @@ export interface operations {
       /** @description `rate_limited`: the key has used up its requests for the current minute */
       429: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Retry-After': components['headers']['Retry-After']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -665,6 +739,10 @@ export interface operations {
       /** @description `internal_error`: anything unexpected (logged with the request id) */
       500: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -674,6 +752,10 @@ export interface operations {
       /** @description `unavailable`: the database is unreachable, or the service is shutting down */
       503: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -700,6 +782,9 @@ export interface operations {
       /** @description The product with its variants */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
           /** @description The version of the record, quoted: "7". Send it back in If-Match or If-None-Match */
           ETag?: string
           [name: string]: unknown
@@ -837,6 +922,9 @@ export interface operations {
       /** @description Not modified: the version named in If-None-Match is the current one */
       304: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
           /** @description The version of the record, quoted: "7". Send it back in If-Match or If-None-Match */
           ETag?: string
           [name: string]: unknown
@@ -846,6 +934,8 @@ export interface operations {
       /** @description `unauthorized`: no Authorization header, not Bearer, or an unknown, malformed or revoked key */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'WWW-Authenticate': components['headers']['WWW-Authenticate']
           [name: string]: unknown
         }
         content: {
@@ -855,6 +945,9 @@ export interface operations {
       /** @description `forbidden`: the key lacks the scope the route needs */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
           [name: string]: unknown
         }
         content: {
@@ -864,6 +957,9 @@ export interface operations {
       /** @description `not_found`: unknown, malformed or another store's product or variant id */
       404: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
           [name: string]: unknown
         }
         content: {
@@ -873,6 +969,10 @@ export interface operations {
       /** @description `rate_limited`: the key has used up its requests for the current minute */
       429: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Retry-After': components['headers']['Retry-After']
           [name: string]: unknown
         }
         content: {
@@ -882,6 +982,9 @@ export interface operations {
       /** @description `internal_error`: anything unexpected (logged with the request id) */
       500: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
           [name: string]: unknown
         }
         content: {
@@ -891,6 +994,9 @@ export interface operations {
       /** @description `unavailable`: the database is unreachable, or the service is shutting down */
       503: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
           [name: string]: unknown
         }
         content: {
@@ -919,6 +1025,10 @@ export interface operations {
       /** @description The record is deleted: every read of it is 404 from now on */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -943,6 +1053,10 @@ export interface operations {
       /** @description `invalid_json`: the body is not valid JSON, or is empty; `bad_request`: the bytes received are not valid HTTP (the connection is closed); `validation_failed`: a field is missing, of the wrong type or out of bounds; one detail per problem */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -952,6 +1066,9 @@ export interface operations {
       /** @description `unauthorized`: no Authorization header, not Bearer, or an unknown, malformed or revoked key */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'WWW-Authenticate': components['headers']['WWW-Authenticate']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -961,6 +1078,10 @@ export interface operations {
       /** @description `forbidden`: the key lacks the scope the route needs */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -970,6 +1091,10 @@ export interface operations {
       /** @description `not_found`: unknown, malformed or another store's product or variant id */
       404: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -979,6 +1104,10 @@ export interface operations {
       /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
       409: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -988,6 +1117,10 @@ export interface operations {
       /** @description `precondition_failed`: If-Match names no current version of the record; nothing was changed */
       412: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -997,6 +1130,10 @@ export interface operations {
       /** @description `payload_too_large`: the body is over the size limit (256 KiB unless configured) */
       413: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -1006,6 +1143,10 @@ export interface operations {
       /** @description `unsupported_media_type`: the body is not sent as application/json */
       415: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -1015,6 +1156,10 @@ export interface operations {
       /** @description `idempotency_key_reused`: the Idempotency-Key was used before with a different request */
       422: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -1024,6 +1169,11 @@ export interface operations {
       /** @description `rate_limited`: the key has used up its requests for the current minute */
       429: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Retry-After': components['headers']['Retry-After']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -1033,6 +1183,10 @@ export interface operations {
       /** @description `internal_error`: anything unexpected (logged with the request id) */
       500: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -1042,6 +1196,10 @@ export interface operations {
       /** @description `unavailable`: the database is unreachable, or the service is shutting down */
       503: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -1151,6 +1309,10 @@ export interface operations {
       /** @description The product */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           /** @description The version of the record, quoted: "7". Send it back in If-Match or If-None-Match */
           ETag?: string
           [name: string]: unknown
@@ -1235,6 +1397,10 @@ export interface operations {
       /** @description `invalid_json`: the body is not valid JSON, or is empty; `bad_request`: the bytes received are not valid HTTP (the connection is closed); `validation_failed`: a field is missing, of the wrong type or out of bounds; one detail per problem */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -1244,6 +1410,9 @@ export interface operations {
       /** @description `unauthorized`: no Authorization header, not Bearer, or an unknown, malformed or revoked key */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'WWW-Authenticate': components['headers']['WWW-Authenticate']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -1253,6 +1422,10 @@ export interface operations {
       /** @description `forbidden`: the key lacks the scope the route needs */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -1262,6 +1435,10 @@ export interface operations {
       /** @description `not_found`: unknown, malformed or another store's product or variant id */
       404: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -1271,6 +1448,10 @@ export interface operations {
       /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
       409: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -1280,6 +1461,10 @@ export interface operations {
       /** @description `precondition_failed`: If-Match names no current version of the record; nothing was changed */
       412: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -1289,6 +1474,10 @@ export interface operations {
       /** @description `payload_too_large`: the body is over the size limit (256 KiB unless configured) */
       413: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -1298,6 +1487,10 @@ export interface operations {
       /** @description `unsupported_media_type`: the body is not sent as application/json */
       415: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -1307,6 +1500,10 @@ export interface operations {
       /** @description `idempotency_key_reused`: the Idempotency-Key was used before with a different request */
       422: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -1316,6 +1513,11 @@ export interface operations {
       /** @description `rate_limited`: the key has used up its requests for the current minute */
       429: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Retry-After': components['headers']['Retry-After']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -1325,6 +1527,10 @@ export interface operations {
       /** @description `internal_error`: anything unexpected (logged with the request id) */
       500: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -1334,6 +1540,10 @@ export interface operations {
       /** @description `unavailable`: the database is unreachable, or the service is shutting down */
       503: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -1357,6 +1567,9 @@ export interface operations {
       /** @description The product's variants */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
           [name: string]: unknown
         }
         content: {
@@ -1423,6 +1636,8 @@ export interface operations {
       /** @description `unauthorized`: no Authorization header, not Bearer, or an unknown, malformed or revoked key */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'WWW-Authenticate': components['headers']['WWW-Authenticate']
           [name: string]: unknown
         }
         content: {
@@ -1432,6 +1647,9 @@ export interface operations {
       /** @description `forbidden`: the key lacks the scope the route needs */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
           [name: string]: unknown
         }
         content: {
@@ -1441,6 +1659,9 @@ export interface operations {
       /** @description `not_found`: unknown, malformed or another store's product or variant id */
       404: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
           [name: string]: unknown
         }
         content: {
@@ -1450,6 +1671,10 @@ export interface operations {
       /** @description `rate_limited`: the key has used up its requests for the current minute */
       429: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Retry-After': components['headers']['Retry-After']
           [name: string]: unknown
         }
         content: {
@@ -1459,6 +1684,9 @@ export interface operations {
       /** @description `internal_error`: anything unexpected (logged with the request id) */
       500: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
           [name: string]: unknown
         }
         content: {
@@ -1468,6 +1696,9 @@ export interface operations {
       /** @description `unavailable`: the database is unreachable, or the service is shutting down */
       503: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
           [name: string]: unknown
         }
         content: {
@@ -1524,6 +1755,10 @@ export interface operations {
       /** @description The variant */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           /** @description The version of the record, quoted: "7". Send it back in If-Match or If-None-Match */
           ETag?: string
           [name: string]: unknown
@@ -1590,6 +1825,10 @@ export interface operations {
       /** @description `invalid_json`: the body is not valid JSON, or is empty; `bad_request`: the bytes received are not valid HTTP (the connection is closed); `validation_failed`: a field is missing, of the wrong type or out of bounds; one detail per problem */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -1599,6 +1838,9 @@ export interface operations {
       /** @description `unauthorized`: no Authorization header, not Bearer, or an unknown, malformed or revoked key */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'WWW-Authenticate': components['headers']['WWW-Authenticate']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -1608,6 +1850,10 @@ export interface operations {
       /** @description `forbidden`: the key lacks the scope the route needs */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -1617,6 +1863,10 @@ export interface operations {
       /** @description `not_found`: unknown, malformed or another store's product or variant id */
       404: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -1626,6 +1876,10 @@ export interface operations {
       /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
       409: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -1635,6 +1889,10 @@ export interface operations {
       /** @description `payload_too_large`: the body is over the size limit (256 KiB unless configured) */
       413: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -1644,6 +1902,10 @@ export interface operations {
       /** @description `unsupported_media_type`: the body is not sent as application/json */
       415: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -1653,6 +1915,10 @@ export interface operations {
       /** @description `idempotency_key_reused`: the Idempotency-Key was used before with a different request */
       422: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -1662,6 +1928,11 @@ export interface operations {
       /** @description `rate_limited`: the key has used up its requests for the current minute */
       429: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Retry-After': components['headers']['Retry-After']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -1671,6 +1942,10 @@ export interface operations {
       /** @description `internal_error`: anything unexpected (logged with the request id) */
       500: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -1680,6 +1955,10 @@ export interface operations {
       /** @description `unavailable`: the database is unreachable, or the service is shutting down */
       503: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -1708,6 +1987,9 @@ export interface operations {
       /** @description The variant */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
           /** @description The version of the record, quoted: "7". Send it back in If-Match or If-None-Match */
           ETag?: string
           [name: string]: unknown
@@ -1774,6 +2056,9 @@ export interface operations {
       /** @description Not modified: the version named in If-None-Match is the current one */
       304: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
           /** @description The version of the record, quoted: "7". Send it back in If-Match or If-None-Match */
           ETag?: string
           [name: string]: unknown
@@ -1783,6 +2068,8 @@ export interface operations {
       /** @description `unauthorized`: no Authorization header, not Bearer, or an unknown, malformed or revoked key */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'WWW-Authenticate': components['headers']['WWW-Authenticate']
           [name: string]: unknown
         }
         content: {
@@ -1792,6 +2079,9 @@ export interface operations {
       /** @description `forbidden`: the key lacks the scope the route needs */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
           [name: string]: unknown
         }
         content: {
@@ -1801,6 +2091,9 @@ export interface operations {
       /** @description `not_found`: unknown, malformed or another store's product or variant id */
       404: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
           [name: string]: unknown
         }
         content: {
@@ -1810,6 +2103,10 @@ export interface operations {
       /** @description `rate_limited`: the key has used up its requests for the current minute */
       429: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Retry-After': components['headers']['Retry-After']
           [name: string]: unknown
         }
         content: {
@@ -1819,6 +2116,9 @@ export interface operations {
       /** @description `internal_error`: anything unexpected (logged with the request id) */
       500: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
           [name: string]: unknown
         }
         content: {
@@ -1828,6 +2128,9 @@ export interface operations {
       /** @description `unavailable`: the database is unreachable, or the service is shutting down */
       503: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
           [name: string]: unknown
         }
         content: {
@@ -1858,6 +2161,10 @@ export interface operations {
       /** @description The record is deleted: every read of it is 404 from now on */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -1882,6 +2189,10 @@ export interface operations {
       /** @description `invalid_json`: the body is not valid JSON, or is empty; `bad_request`: the bytes received are not valid HTTP (the connection is closed); `validation_failed`: a field is missing, of the wrong type or out of bounds; one detail per problem */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -1891,6 +2202,9 @@ export interface operations {
       /** @description `unauthorized`: no Authorization header, not Bearer, or an unknown, malformed or revoked key */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'WWW-Authenticate': components['headers']['WWW-Authenticate']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -1900,6 +2214,10 @@ export interface operations {
       /** @description `forbidden`: the key lacks the scope the route needs */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -1909,6 +2227,10 @@ export interface operations {
       /** @description `not_found`: unknown, malformed or another store's product or variant id */
       404: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -1918,6 +2240,10 @@ export interface operations {
       /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
       409: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -1927,6 +2253,10 @@ export interface operations {
       /** @description `precondition_failed`: If-Match names no current version of the record; nothing was changed */
       412: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -1936,6 +2266,10 @@ export interface operations {
       /** @description `payload_too_large`: the body is over the size limit (256 KiB unless configured) */
       413: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -1945,6 +2279,10 @@ export interface operations {
       /** @description `unsupported_media_type`: the body is not sent as application/json */
       415: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -1954,6 +2292,10 @@ export interface operations {
       /** @description `idempotency_key_reused`: the Idempotency-Key was used before with a different request */
       422: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -1963,6 +2305,11 @@ export interface operations {
       /** @description `rate_limited`: the key has used up its requests for the current minute */
       429: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Retry-After': components['headers']['Retry-After']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -1972,6 +2319,10 @@ export interface operations {
       /** @description `internal_error`: anything unexpected (logged with the request id) */
       500: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -1981,6 +2332,10 @@ export interface operations {
       /** @description `unavailable`: the database is unreachable, or the service is shutting down */
       503: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -2058,6 +2413,10 @@ export interface operations {
       /** @description The variant */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           /** @description The version of the record, quoted: "7". Send it back in If-Match or If-None-Match */
           ETag?: string
           [name: string]: unknown
@@ -2124,6 +2483,10 @@ export interface operations {
       /** @description `invalid_json`: the body is not valid JSON, or is empty; `bad_request`: the bytes received are not valid HTTP (the connection is closed); `validation_failed`: a field is missing, of the wrong type or out of bounds; one detail per problem */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -2133,6 +2496,9 @@ export interface operations {
       /** @description `unauthorized`: no Authorization header, not Bearer, or an unknown, malformed or revoked key */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'WWW-Authenticate': components['headers']['WWW-Authenticate']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -2142,6 +2508,10 @@ export interface operations {
       /** @description `forbidden`: the key lacks the scope the route needs */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -2151,6 +2521,10 @@ export interface operations {
       /** @description `not_found`: unknown, malformed or another store's product or variant id */
       404: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -2160,6 +2534,10 @@ export interface operations {
       /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
       409: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -2169,6 +2547,10 @@ export interface operations {
       /** @description `precondition_failed`: If-Match names no current version of the record; nothing was changed */
       412: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -2178,6 +2560,10 @@ export interface operations {
       /** @description `payload_too_large`: the body is over the size limit (256 KiB unless configured) */
       413: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -2187,6 +2573,10 @@ export interface operations {
       /** @description `unsupported_media_type`: the body is not sent as application/json */
       415: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -2196,6 +2586,10 @@ export interface operations {
       /** @description `idempotency_key_reused`: the Idempotency-Key was used before with a different request */
       422: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -2205,6 +2599,11 @@ export interface operations {
       /** @description `rate_limited`: the key has used up its requests for the current minute */
       429: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Retry-After': components['headers']['Retry-After']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -2214,6 +2613,10 @@ export interface operations {
       /** @description `internal_error`: anything unexpected (logged with the request id) */
       500: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -2223,6 +2626,10 @@ export interface operations {
       /** @description `unavailable`: the database is unreachable, or the service is shutting down */
       503: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -2246,6 +2653,9 @@ export interface operations {
       /** @description The product's variants */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
           [name: string]: unknown
         }
         content: {
@@ -2312,6 +2722,9 @@ export interface operations {
       /** @description `invalid_json`: the body is not valid JSON, or is empty; `bad_request`: the bytes received are not valid HTTP (the connection is closed); `validation_failed`: a field is missing, of the wrong type or out of bounds; one detail per problem */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
           [name: string]: unknown
         }
         content: {
@@ -2321,6 +2734,8 @@ export interface operations {
       /** @description `unauthorized`: no Authorization header, not Bearer, or an unknown, malformed or revoked key */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'WWW-Authenticate': components['headers']['WWW-Authenticate']
           [name: string]: unknown
         }
         content: {
@@ -2330,6 +2745,9 @@ export interface operations {
       /** @description `forbidden`: the key lacks the scope the route needs */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
           [name: string]: unknown
         }
         content: {
@@ -2339,6 +2757,10 @@ export interface operations {
       /** @description `rate_limited`: the key has used up its requests for the current minute */
       429: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Retry-After': components['headers']['Retry-After']
           [name: string]: unknown
         }
         content: {
@@ -2348,6 +2770,9 @@ export interface operations {
       /** @description `internal_error`: anything unexpected (logged with the request id) */
       500: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
           [name: string]: unknown
         }
         content: {
@@ -2357,6 +2782,9 @@ export interface operations {
       /** @description `unavailable`: the database is unreachable, or the service is shutting down */
       503: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
           [name: string]: unknown
         }
         content: {

@@ -284,7 +284,20 @@ export interface components {
   responses: never
   parameters: never
   requestBodies: never
-  headers: never
+  headers: {
+    /** @description The request's id, as in the service's log line of it: the client's own X-Request-Id when it is 1 to 128 of A-Z a-z 0-9 . _ : -, else a new UUID. On every answer. */
+    'X-Request-Id': string
+    /** @description The per-key budget: `"default";q=<requests>;w=60` (IETF RateLimit headers draft). On every answer to an authenticated request, unless rate limiting is off. */
+    'RateLimit-Policy': string
+    /** @description Where the key stands: `"default";r=<remaining>;t=<seconds until the window resets>`. On every answer to an authenticated request, unless rate limiting is off. */
+    RateLimit: string
+    /** @description Seconds until the key has a budget again. */
+    'Retry-After': string
+    /** @description `Bearer`: the scheme the service expects. */
+    'WWW-Authenticate': string
+    /** @description `true` when this answer is the stored answer to an earlier request with the same Idempotency-Key; absent otherwise. */
+    'Idempotent-Replayed': string
+  }
   pathItems: never
 }
 export type $defs = Record<string, never>
@@ -301,6 +314,7 @@ export interface operations {
       /** @description Up */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
           [name: string]: unknown
         }
         content: {
@@ -318,6 +332,7 @@ export interface operations {
       /** @description `unavailable`: the database is unreachable, or the service is shutting down */
       503: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
           [name: string]: unknown
         }
         content: {
@@ -338,6 +353,7 @@ export interface operations {
       /** @description Up */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
           [name: string]: unknown
         }
         content: {
@@ -355,6 +371,7 @@ export interface operations {
       /** @description `unavailable`: the database is unreachable, or the service is shutting down */
       503: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
           [name: string]: unknown
         }
         content: {
@@ -388,6 +405,9 @@ export interface operations {
       /** @description A page of products, newest first */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
           [name: string]: unknown
         }
         content: {
@@ -475,6 +495,9 @@ export interface operations {
       /** @description `invalid_json`: the body is not valid JSON, or is empty; `bad_request`: the bytes received are not valid HTTP (the connection is closed); `validation_failed`: a field is missing, of the wrong type or out of bounds; one detail per problem */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
           [name: string]: unknown
         }
         content: {
@@ -484,6 +507,8 @@ export interface operations {
       /** @description `unauthorized`: no Authorization header, not Bearer, or an unknown, malformed or revoked key */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'WWW-Authenticate': components['headers']['WWW-Authenticate']
           [name: string]: unknown
         }
         content: {
@@ -493,6 +518,9 @@ export interface operations {
       /** @description `forbidden`: the key lacks the scope the route needs */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
           [name: string]: unknown
         }
         content: {
@@ -502,6 +530,10 @@ export interface operations {
       /** @description `rate_limited`: the key has used up its requests for the current minute */
       429: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Retry-After': components['headers']['Retry-After']
           [name: string]: unknown
         }
         content: {
@@ -511,6 +543,9 @@ export interface operations {
       /** @description `internal_error`: anything unexpected (logged with the request id) */
       500: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
           [name: string]: unknown
         }
         content: {
@@ -520,6 +555,9 @@ export interface operations {
       /** @description `unavailable`: the database is unreachable, or the service is shutting down */
       503: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
           [name: string]: unknown
         }
         content: {
@@ -589,6 +627,10 @@ export interface operations {
       /** @description The product */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           /** @description The version of the record, quoted: "7". Send it back in If-Match or If-None-Match */
           ETag?: string
           [name: string]: unknown
@@ -673,6 +715,10 @@ export interface operations {
       /** @description `invalid_json`: the body is not valid JSON, or is empty; `bad_request`: the bytes received are not valid HTTP (the connection is closed); `validation_failed`: a field is missing, of the wrong type or out of bounds; one detail per problem */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -682,6 +728,9 @@ export interface operations {
       /** @description `unauthorized`: no Authorization header, not Bearer, or an unknown, malformed or revoked key */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'WWW-Authenticate': components['headers']['WWW-Authenticate']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -691,6 +740,10 @@ export interface operations {
       /** @description `forbidden`: the key lacks the scope the route needs */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -700,6 +753,10 @@ export interface operations {
       /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
       409: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -709,6 +766,10 @@ export interface operations {
       /** @description `payload_too_large`: the body is over the size limit (256 KiB unless configured) */
       413: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -718,6 +779,10 @@ export interface operations {
       /** @description `unsupported_media_type`: the body is not sent as application/json */
       415: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -727,6 +792,10 @@ export interface operations {
       /** @description `idempotency_key_reused`: the Idempotency-Key was used before with a different request */
       422: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -736,6 +805,11 @@ export interface operations {
       /** @description `rate_limited`: the key has used up its requests for the current minute */
       429: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Retry-After': components['headers']['Retry-After']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -745,6 +819,10 @@ export interface operations {
       /** @description `internal_error`: anything unexpected (logged with the request id) */
       500: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -754,6 +832,10 @@ export interface operations {
       /** @description `unavailable`: the database is unreachable, or the service is shutting down */
       503: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -780,6 +862,9 @@ export interface operations {
       /** @description The product with its variants */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
           /** @description The version of the record, quoted: "7". Send it back in If-Match or If-None-Match */
           ETag?: string
           [name: string]: unknown
@@ -917,6 +1002,9 @@ export interface operations {
       /** @description Not modified: the version named in If-None-Match is the current one */
       304: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
           /** @description The version of the record, quoted: "7". Send it back in If-Match or If-None-Match */
           ETag?: string
           [name: string]: unknown
@@ -926,6 +1014,8 @@ export interface operations {
       /** @description `unauthorized`: no Authorization header, not Bearer, or an unknown, malformed or revoked key */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'WWW-Authenticate': components['headers']['WWW-Authenticate']
           [name: string]: unknown
         }
         content: {
@@ -935,6 +1025,9 @@ export interface operations {
       /** @description `forbidden`: the key lacks the scope the route needs */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
           [name: string]: unknown
         }
         content: {
@@ -944,6 +1037,9 @@ export interface operations {
       /** @description `not_found`: unknown, malformed or another store's product or variant id */
       404: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
           [name: string]: unknown
         }
         content: {
@@ -953,6 +1049,10 @@ export interface operations {
       /** @description `rate_limited`: the key has used up its requests for the current minute */
       429: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Retry-After': components['headers']['Retry-After']
           [name: string]: unknown
         }
         content: {
@@ -962,6 +1062,9 @@ export interface operations {
       /** @description `internal_error`: anything unexpected (logged with the request id) */
       500: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
           [name: string]: unknown
         }
         content: {
@@ -971,6 +1074,9 @@ export interface operations {
       /** @description `unavailable`: the database is unreachable, or the service is shutting down */
       503: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
           [name: string]: unknown
         }
         content: {
@@ -999,6 +1105,10 @@ export interface operations {
       /** @description The record is deleted: every read of it is 404 from now on */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -1023,6 +1133,10 @@ export interface operations {
       /** @description `invalid_json`: the body is not valid JSON, or is empty; `bad_request`: the bytes received are not valid HTTP (the connection is closed); `validation_failed`: a field is missing, of the wrong type or out of bounds; one detail per problem */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -1032,6 +1146,9 @@ export interface operations {
       /** @description `unauthorized`: no Authorization header, not Bearer, or an unknown, malformed or revoked key */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'WWW-Authenticate': components['headers']['WWW-Authenticate']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -1041,6 +1158,10 @@ export interface operations {
       /** @description `forbidden`: the key lacks the scope the route needs */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -1050,6 +1171,10 @@ export interface operations {
       /** @description `not_found`: unknown, malformed or another store's product or variant id */
       404: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -1059,6 +1184,10 @@ export interface operations {
       /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
       409: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -1068,6 +1197,10 @@ export interface operations {
       /** @description `precondition_failed`: If-Match names no current version of the record; nothing was changed */
       412: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -1077,6 +1210,10 @@ export interface operations {
       /** @description `payload_too_large`: the body is over the size limit (256 KiB unless configured) */
       413: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -1086,6 +1223,10 @@ export interface operations {
       /** @description `unsupported_media_type`: the body is not sent as application/json */
       415: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -1095,6 +1236,10 @@ export interface operations {
       /** @description `idempotency_key_reused`: the Idempotency-Key was used before with a different request */
       422: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -1104,6 +1249,11 @@ export interface operations {
       /** @description `rate_limited`: the key has used up its requests for the current minute */
       429: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Retry-After': components['headers']['Retry-After']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -1113,6 +1263,10 @@ export interface operations {
       /** @description `internal_error`: anything unexpected (logged with the request id) */
       500: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -1122,6 +1276,10 @@ export interface operations {
       /** @description `unavailable`: the database is unreachable, or the service is shutting down */
       503: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -1231,6 +1389,10 @@ export interface operations {
       /** @description The product */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           /** @description The version of the record, quoted: "7". Send it back in If-Match or If-None-Match */
           ETag?: string
           [name: string]: unknown
@@ -1315,6 +1477,10 @@ export interface operations {
       /** @description `invalid_json`: the body is not valid JSON, or is empty; `bad_request`: the bytes received are not valid HTTP (the connection is closed); `validation_failed`: a field is missing, of the wrong type or out of bounds; one detail per problem */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -1324,6 +1490,9 @@ export interface operations {
       /** @description `unauthorized`: no Authorization header, not Bearer, or an unknown, malformed or revoked key */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'WWW-Authenticate': components['headers']['WWW-Authenticate']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -1333,6 +1502,10 @@ export interface operations {
       /** @description `forbidden`: the key lacks the scope the route needs */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -1342,6 +1515,10 @@ export interface operations {
       /** @description `not_found`: unknown, malformed or another store's product or variant id */
       404: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -1351,6 +1528,10 @@ export interface operations {
       /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
       409: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -1360,6 +1541,10 @@ export interface operations {
       /** @description `precondition_failed`: If-Match names no current version of the record; nothing was changed */
       412: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -1369,6 +1554,10 @@ export interface operations {
       /** @description `payload_too_large`: the body is over the size limit (256 KiB unless configured) */
       413: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -1378,6 +1567,10 @@ export interface operations {
       /** @description `unsupported_media_type`: the body is not sent as application/json */
       415: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -1387,6 +1580,10 @@ export interface operations {
       /** @description `idempotency_key_reused`: the Idempotency-Key was used before with a different request */
       422: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -1396,6 +1593,11 @@ export interface operations {
       /** @description `rate_limited`: the key has used up its requests for the current minute */
       429: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Retry-After': components['headers']['Retry-After']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -1405,6 +1607,10 @@ export interface operations {
       /** @description `internal_error`: anything unexpected (logged with the request id) */
       500: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -1414,6 +1620,10 @@ export interface operations {
       /** @description `unavailable`: the database is unreachable, or the service is shutting down */
       503: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -1437,6 +1647,9 @@ export interface operations {
       /** @description The product's variants */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
           [name: string]: unknown
         }
         content: {
@@ -1503,6 +1716,8 @@ export interface operations {
       /** @description `unauthorized`: no Authorization header, not Bearer, or an unknown, malformed or revoked key */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'WWW-Authenticate': components['headers']['WWW-Authenticate']
           [name: string]: unknown
         }
         content: {
@@ -1512,6 +1727,9 @@ export interface operations {
       /** @description `forbidden`: the key lacks the scope the route needs */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
           [name: string]: unknown
         }
         content: {
@@ -1521,6 +1739,9 @@ export interface operations {
       /** @description `not_found`: unknown, malformed or another store's product or variant id */
       404: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
           [name: string]: unknown
         }
         content: {
@@ -1530,6 +1751,10 @@ export interface operations {
       /** @description `rate_limited`: the key has used up its requests for the current minute */
       429: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Retry-After': components['headers']['Retry-After']
           [name: string]: unknown
         }
         content: {
@@ -1539,6 +1764,9 @@ export interface operations {
       /** @description `internal_error`: anything unexpected (logged with the request id) */
       500: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
           [name: string]: unknown
         }
         content: {
@@ -1548,6 +1776,9 @@ export interface operations {
       /** @description `unavailable`: the database is unreachable, or the service is shutting down */
       503: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
           [name: string]: unknown
         }
         content: {
@@ -1604,6 +1835,10 @@ export interface operations {
       /** @description The variant */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           /** @description The version of the record, quoted: "7". Send it back in If-Match or If-None-Match */
           ETag?: string
           [name: string]: unknown
@@ -1670,6 +1905,10 @@ export interface operations {
       /** @description `invalid_json`: the body is not valid JSON, or is empty; `bad_request`: the bytes received are not valid HTTP (the connection is closed); `validation_failed`: a field is missing, of the wrong type or out of bounds; one detail per problem */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -1679,6 +1918,9 @@ export interface operations {
       /** @description `unauthorized`: no Authorization header, not Bearer, or an unknown, malformed or revoked key */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'WWW-Authenticate': components['headers']['WWW-Authenticate']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -1688,6 +1930,10 @@ export interface operations {
       /** @description `forbidden`: the key lacks the scope the route needs */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -1697,6 +1943,10 @@ export interface operations {
       /** @description `not_found`: unknown, malformed or another store's product or variant id */
       404: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -1706,6 +1956,10 @@ export interface operations {
       /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
       409: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -1715,6 +1969,10 @@ export interface operations {
       /** @description `payload_too_large`: the body is over the size limit (256 KiB unless configured) */
       413: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -1724,6 +1982,10 @@ export interface operations {
       /** @description `unsupported_media_type`: the body is not sent as application/json */
       415: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -1733,6 +1995,10 @@ export interface operations {
       /** @description `idempotency_key_reused`: the Idempotency-Key was used before with a different request */
       422: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -1742,6 +2008,11 @@ export interface operations {
       /** @description `rate_limited`: the key has used up its requests for the current minute */
       429: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Retry-After': components['headers']['Retry-After']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -1751,6 +2022,10 @@ export interface operations {
       /** @description `internal_error`: anything unexpected (logged with the request id) */
       500: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -1760,6 +2035,10 @@ export interface operations {
       /** @description `unavailable`: the database is unreachable, or the service is shutting down */
       503: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -1788,6 +2067,9 @@ export interface operations {
       /** @description The variant */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
           /** @description The version of the record, quoted: "7". Send it back in If-Match or If-None-Match */
           ETag?: string
           [name: string]: unknown
@@ -1854,6 +2136,9 @@ export interface operations {
       /** @description Not modified: the version named in If-None-Match is the current one */
       304: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
           /** @description The version of the record, quoted: "7". Send it back in If-Match or If-None-Match */
           ETag?: string
           [name: string]: unknown
@@ -1863,6 +2148,8 @@ export interface operations {
       /** @description `unauthorized`: no Authorization header, not Bearer, or an unknown, malformed or revoked key */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'WWW-Authenticate': components['headers']['WWW-Authenticate']
           [name: string]: unknown
         }
         content: {
@@ -1872,6 +2159,9 @@ export interface operations {
       /** @description `forbidden`: the key lacks the scope the route needs */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
           [name: string]: unknown
         }
         content: {
@@ -1881,6 +2171,9 @@ export interface operations {
       /** @description `not_found`: unknown, malformed or another store's product or variant id */
       404: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
           [name: string]: unknown
         }
         content: {
@@ -1890,6 +2183,10 @@ export interface operations {
       /** @description `rate_limited`: the key has used up its requests for the current minute */
       429: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Retry-After': components['headers']['Retry-After']
           [name: string]: unknown
         }
         content: {
@@ -1899,6 +2196,9 @@ export interface operations {
       /** @description `internal_error`: anything unexpected (logged with the request id) */
       500: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
           [name: string]: unknown
         }
         content: {
@@ -1908,6 +2208,9 @@ export interface operations {
       /** @description `unavailable`: the database is unreachable, or the service is shutting down */
       503: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
           [name: string]: unknown
         }
         content: {
@@ -1938,6 +2241,10 @@ export interface operations {
       /** @description The record is deleted: every read of it is 404 from now on */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -1962,6 +2269,10 @@ export interface operations {
       /** @description `invalid_json`: the body is not valid JSON, or is empty; `bad_request`: the bytes received are not valid HTTP (the connection is closed); `validation_failed`: a field is missing, of the wrong type or out of bounds; one detail per problem */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -1971,6 +2282,9 @@ export interface operations {
       /** @description `unauthorized`: no Authorization header, not Bearer, or an unknown, malformed or revoked key */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'WWW-Authenticate': components['headers']['WWW-Authenticate']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -1980,6 +2294,10 @@ export interface operations {
       /** @description `forbidden`: the key lacks the scope the route needs */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -1989,6 +2307,10 @@ export interface operations {
       /** @description `not_found`: unknown, malformed or another store's product or variant id */
       404: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -1998,6 +2320,10 @@ export interface operations {
       /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
       409: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -2007,6 +2333,10 @@ export interface operations {
       /** @description `precondition_failed`: If-Match names no current version of the record; nothing was changed */
       412: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -2016,6 +2346,10 @@ export interface operations {
       /** @description `payload_too_large`: the body is over the size limit (256 KiB unless configured) */
       413: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -2025,6 +2359,10 @@ export interface operations {
       /** @description `unsupported_media_type`: the body is not sent as application/json */
       415: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -2034,6 +2372,10 @@ export interface operations {
       /** @description `idempotency_key_reused`: the Idempotency-Key was used before with a different request */
       422: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -2043,6 +2385,11 @@ export interface operations {
       /** @description `rate_limited`: the key has used up its requests for the current minute */
       429: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Retry-After': components['headers']['Retry-After']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -2052,6 +2399,10 @@ export interface operations {
       /** @description `internal_error`: anything unexpected (logged with the request id) */
       500: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -2061,6 +2412,10 @@ export interface operations {
       /** @description `unavailable`: the database is unreachable, or the service is shutting down */
       503: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -2138,6 +2493,10 @@ export interface operations {
       /** @description The variant */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           /** @description The version of the record, quoted: "7". Send it back in If-Match or If-None-Match */
           ETag?: string
           [name: string]: unknown
@@ -2204,6 +2563,10 @@ export interface operations {
       /** @description `invalid_json`: the body is not valid JSON, or is empty; `bad_request`: the bytes received are not valid HTTP (the connection is closed); `validation_failed`: a field is missing, of the wrong type or out of bounds; one detail per problem */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -2213,6 +2576,9 @@ export interface operations {
       /** @description `unauthorized`: no Authorization header, not Bearer, or an unknown, malformed or revoked key */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'WWW-Authenticate': components['headers']['WWW-Authenticate']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -2222,6 +2588,10 @@ export interface operations {
       /** @description `forbidden`: the key lacks the scope the route needs */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -2231,6 +2601,10 @@ export interface operations {
       /** @description `not_found`: unknown, malformed or another store's product or variant id */
       404: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -2240,6 +2614,10 @@ export interface operations {
       /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
       409: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -2249,6 +2627,10 @@ export interface operations {
       /** @description `precondition_failed`: If-Match names no current version of the record; nothing was changed */
       412: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -2258,6 +2640,10 @@ export interface operations {
       /** @description `payload_too_large`: the body is over the size limit (256 KiB unless configured) */
       413: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -2267,6 +2653,10 @@ export interface operations {
       /** @description `unsupported_media_type`: the body is not sent as application/json */
       415: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -2276,6 +2666,10 @@ export interface operations {
       /** @description `idempotency_key_reused`: the Idempotency-Key was used before with a different request */
       422: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -2285,6 +2679,11 @@ export interface operations {
       /** @description `rate_limited`: the key has used up its requests for the current minute */
       429: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Retry-After': components['headers']['Retry-After']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -2294,6 +2693,10 @@ export interface operations {
       /** @description `internal_error`: anything unexpected (logged with the request id) */
       500: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -2303,6 +2706,10 @@ export interface operations {
       /** @description `unavailable`: the database is unreachable, or the service is shutting down */
       503: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -2326,6 +2733,9 @@ export interface operations {
       /** @description The product's variants */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
           [name: string]: unknown
         }
         content: {
@@ -2392,6 +2802,9 @@ export interface operations {
       /** @description `invalid_json`: the body is not valid JSON, or is empty; `bad_request`: the bytes received are not valid HTTP (the connection is closed); `validation_failed`: a field is missing, of the wrong type or out of bounds; one detail per problem */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
           [name: string]: unknown
         }
         content: {
@@ -2401,6 +2814,8 @@ export interface operations {
       /** @description `unauthorized`: no Authorization header, not Bearer, or an unknown, malformed or revoked key */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'WWW-Authenticate': components['headers']['WWW-Authenticate']
           [name: string]: unknown
         }
         content: {
@@ -2410,6 +2825,9 @@ export interface operations {
       /** @description `forbidden`: the key lacks the scope the route needs */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
           [name: string]: unknown
         }
         content: {
@@ -2419,6 +2837,10 @@ export interface operations {
       /** @description `rate_limited`: the key has used up its requests for the current minute */
       429: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Retry-After': components['headers']['Retry-After']
           [name: string]: unknown
         }
         content: {
@@ -2428,6 +2850,9 @@ export interface operations {
       /** @description `internal_error`: anything unexpected (logged with the request id) */
       500: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
           [name: string]: unknown
         }
         content: {
@@ -2437,6 +2862,9 @@ export interface operations {
       /** @description `unavailable`: the database is unreachable, or the service is shutting down */
       503: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
           [name: string]: unknown
         }
         content: {
@@ -2469,6 +2897,9 @@ export interface operations {
       /** @description A page of the store's events, oldest first */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
           [name: string]: unknown
         }
         content: {
@@ -2665,6 +3096,9 @@ export interface operations {
       /** @description `invalid_json`: the body is not valid JSON, or is empty; `bad_request`: the bytes received are not valid HTTP (the connection is closed); `validation_failed`: a field is missing, of the wrong type or out of bounds; one detail per problem */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
           [name: string]: unknown
         }
         content: {
@@ -2674,6 +3108,8 @@ export interface operations {
       /** @description `unauthorized`: no Authorization header, not Bearer, or an unknown, malformed or revoked key */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'WWW-Authenticate': components['headers']['WWW-Authenticate']
           [name: string]: unknown
         }
         content: {
@@ -2683,6 +3119,9 @@ export interface operations {
       /** @description `forbidden`: the key lacks the scope the route needs */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
           [name: string]: unknown
         }
         content: {
@@ -2692,6 +3131,9 @@ export interface operations {
       /** @description `cursor_expired`: an event cursor older than the kept events: events after it were deleted by retention */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
           [name: string]: unknown
         }
         content: {
@@ -2701,6 +3143,10 @@ export interface operations {
       /** @description `rate_limited`: the key has used up its requests for the current minute */
       429: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Retry-After': components['headers']['Retry-After']
           [name: string]: unknown
         }
         content: {
@@ -2710,6 +3156,9 @@ export interface operations {
       /** @description `internal_error`: anything unexpected (logged with the request id) */
       500: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
           [name: string]: unknown
         }
         content: {
@@ -2719,6 +3168,9 @@ export interface operations {
       /** @description `unavailable`: the database is unreachable, or the service is shutting down */
       503: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
           [name: string]: unknown
         }
         content: {
@@ -2739,6 +3191,9 @@ export interface operations {
       /** @description The store's endpoints (at most 16), oldest first */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
           [name: string]: unknown
         }
         content: {
@@ -2794,6 +3249,8 @@ export interface operations {
       /** @description `unauthorized`: no Authorization header, not Bearer, or an unknown, malformed or revoked key */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'WWW-Authenticate': components['headers']['WWW-Authenticate']
           [name: string]: unknown
         }
         content: {
@@ -2803,6 +3260,9 @@ export interface operations {
       /** @description `forbidden`: the key lacks the scope the route needs */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
           [name: string]: unknown
         }
         content: {
@@ -2812,6 +3272,10 @@ export interface operations {
       /** @description `rate_limited`: the key has used up its requests for the current minute */
       429: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Retry-After': components['headers']['Retry-After']
           [name: string]: unknown
         }
         content: {
@@ -2821,6 +3285,9 @@ export interface operations {
       /** @description `internal_error`: anything unexpected (logged with the request id) */
       500: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
           [name: string]: unknown
         }
         content: {
@@ -2830,6 +3297,9 @@ export interface operations {
       /** @description `unavailable`: the database is unreachable, or the service is shutting down */
       503: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
           [name: string]: unknown
         }
         content: {
@@ -2882,6 +3352,10 @@ export interface operations {
       /** @description The endpoint, with its signing secret (shown this once) */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -2938,6 +3412,10 @@ export interface operations {
       /** @description `invalid_json`: the body is not valid JSON, or is empty; `bad_request`: the bytes received are not valid HTTP (the connection is closed); `validation_failed`: a field is missing, of the wrong type or out of bounds; one detail per problem */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -2947,6 +3425,9 @@ export interface operations {
       /** @description `unauthorized`: no Authorization header, not Bearer, or an unknown, malformed or revoked key */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'WWW-Authenticate': components['headers']['WWW-Authenticate']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -2956,6 +3437,10 @@ export interface operations {
       /** @description `forbidden`: the key lacks the scope the route needs */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -2965,6 +3450,10 @@ export interface operations {
       /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
       409: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -2974,6 +3463,10 @@ export interface operations {
       /** @description `payload_too_large`: the body is over the size limit (256 KiB unless configured) */
       413: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -2983,6 +3476,10 @@ export interface operations {
       /** @description `unsupported_media_type`: the body is not sent as application/json */
       415: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -2992,6 +3489,10 @@ export interface operations {
       /** @description `idempotency_key_reused`: the Idempotency-Key was used before with a different request */
       422: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -3001,6 +3502,11 @@ export interface operations {
       /** @description `rate_limited`: the key has used up its requests for the current minute */
       429: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Retry-After': components['headers']['Retry-After']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -3010,6 +3516,10 @@ export interface operations {
       /** @description `internal_error`: anything unexpected (logged with the request id) */
       500: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -3019,6 +3529,10 @@ export interface operations {
       /** @description `unavailable`: the database is unreachable, or the service is shutting down */
       503: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -3042,6 +3556,9 @@ export interface operations {
       /** @description The endpoint (never its secret) */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
           [name: string]: unknown
         }
         content: {
@@ -3095,6 +3612,8 @@ export interface operations {
       /** @description `unauthorized`: no Authorization header, not Bearer, or an unknown, malformed or revoked key */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'WWW-Authenticate': components['headers']['WWW-Authenticate']
           [name: string]: unknown
         }
         content: {
@@ -3104,6 +3623,9 @@ export interface operations {
       /** @description `forbidden`: the key lacks the scope the route needs */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
           [name: string]: unknown
         }
         content: {
@@ -3113,6 +3635,9 @@ export interface operations {
       /** @description `not_found`: unknown, malformed or another store's product or variant id */
       404: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
           [name: string]: unknown
         }
         content: {
@@ -3122,6 +3647,10 @@ export interface operations {
       /** @description `rate_limited`: the key has used up its requests for the current minute */
       429: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Retry-After': components['headers']['Retry-After']
           [name: string]: unknown
         }
         content: {
@@ -3131,6 +3660,9 @@ export interface operations {
       /** @description `internal_error`: anything unexpected (logged with the request id) */
       500: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
           [name: string]: unknown
         }
         content: {
@@ -3140,6 +3672,9 @@ export interface operations {
       /** @description `unavailable`: the database is unreachable, or the service is shutting down */
       503: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
           [name: string]: unknown
         }
         content: {
@@ -3166,6 +3701,10 @@ export interface operations {
       /** @description The record is deleted: every read of it is 404 from now on */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -3190,6 +3729,10 @@ export interface operations {
       /** @description `invalid_json`: the body is not valid JSON, or is empty; `bad_request`: the bytes received are not valid HTTP (the connection is closed); `validation_failed`: a field is missing, of the wrong type or out of bounds; one detail per problem */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -3199,6 +3742,9 @@ export interface operations {
       /** @description `unauthorized`: no Authorization header, not Bearer, or an unknown, malformed or revoked key */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'WWW-Authenticate': components['headers']['WWW-Authenticate']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -3208,6 +3754,10 @@ export interface operations {
       /** @description `forbidden`: the key lacks the scope the route needs */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -3217,6 +3767,10 @@ export interface operations {
       /** @description `not_found`: unknown, malformed or another store's product or variant id */
       404: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -3226,6 +3780,10 @@ export interface operations {
       /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
       409: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -3235,6 +3793,10 @@ export interface operations {
       /** @description `payload_too_large`: the body is over the size limit (256 KiB unless configured) */
       413: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -3244,6 +3806,10 @@ export interface operations {
       /** @description `unsupported_media_type`: the body is not sent as application/json */
       415: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -3253,6 +3819,10 @@ export interface operations {
       /** @description `idempotency_key_reused`: the Idempotency-Key was used before with a different request */
       422: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -3262,6 +3832,11 @@ export interface operations {
       /** @description `rate_limited`: the key has used up its requests for the current minute */
       429: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Retry-After': components['headers']['Retry-After']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -3271,6 +3846,10 @@ export interface operations {
       /** @description `internal_error`: anything unexpected (logged with the request id) */
       500: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -3280,6 +3859,10 @@ export interface operations {
       /** @description `unavailable`: the database is unreachable, or the service is shutting down */
       503: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -3353,6 +3936,10 @@ export interface operations {
       /** @description The endpoint (never its secret) */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -3406,6 +3993,10 @@ export interface operations {
       /** @description `invalid_json`: the body is not valid JSON, or is empty; `bad_request`: the bytes received are not valid HTTP (the connection is closed); `validation_failed`: a field is missing, of the wrong type or out of bounds; one detail per problem */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -3415,6 +4006,9 @@ export interface operations {
       /** @description `unauthorized`: no Authorization header, not Bearer, or an unknown, malformed or revoked key */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'WWW-Authenticate': components['headers']['WWW-Authenticate']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -3424,6 +4018,10 @@ export interface operations {
       /** @description `forbidden`: the key lacks the scope the route needs */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -3433,6 +4031,10 @@ export interface operations {
       /** @description `not_found`: unknown, malformed or another store's product or variant id */
       404: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -3442,6 +4044,10 @@ export interface operations {
       /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
       409: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -3451,6 +4057,10 @@ export interface operations {
       /** @description `payload_too_large`: the body is over the size limit (256 KiB unless configured) */
       413: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -3460,6 +4070,10 @@ export interface operations {
       /** @description `unsupported_media_type`: the body is not sent as application/json */
       415: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -3469,6 +4083,10 @@ export interface operations {
       /** @description `idempotency_key_reused`: the Idempotency-Key was used before with a different request */
       422: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -3478,6 +4096,11 @@ export interface operations {
       /** @description `rate_limited`: the key has used up its requests for the current minute */
       429: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Retry-After': components['headers']['Retry-After']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -3487,6 +4110,10 @@ export interface operations {
       /** @description `internal_error`: anything unexpected (logged with the request id) */
       500: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -3496,6 +4123,10 @@ export interface operations {
       /** @description `unavailable`: the database is unreachable, or the service is shutting down */
       503: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {

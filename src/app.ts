@@ -18,9 +18,9 @@ import { answerClientError } from './http/client-error.js'
 import { parseJsonBody } from './http/json-body.js'
 import { registerOpenApi } from './http/openapi.js'
 import { createValidatorCompiler, MERGE_PATCH_TYPE } from './http/validation.js'
-import { createMetrics } from './observability/metrics.js'
+import { ABORTED, createMetrics } from './observability/metrics.js'
 import { registerMetricsRoute } from './observability/metrics.routes.js'
-import { logRequest, RequestLogController } from './observability/request-log.js'
+import { logAbortedRequest, logRequest, RequestLogController } from './observability/request-log.js'
 import {
   createRateLimiter,
   enforceRateLimit,
@@ -77,9 +77,19 @@ function requestId(request: IncomingMessage): string {
 export function buildApp(options: AppOptions): FastifyInstance {
   const { database } = options
   const metrics = createMetrics(database)
+  // Requests whose connection closed before their answer: observed once, as aborted.
+  const aborted = new WeakSet<FastifyRequest>()
   const observe = (request: FastifyRequest, reply: FastifyReply) => {
+    if (aborted.has(request)) return
     metrics.recordResponse(request, reply)
     logRequest(request, reply)
+  }
+  const observeAbort = (request: FastifyRequest, reply: FastifyReply) => {
+    // Ended: the whole answer was handed to the connection (light-my-request never finishes).
+    if (reply.raw.writableEnded) return
+    aborted.add(request)
+    metrics.recordResponse(request, reply, ABORTED)
+    logAbortedRequest(request, reply)
   }
   const requestTimeoutMs = options.requestTimeoutMs ?? 30_000
   const headersTimeoutMs = Math.min(options.headersTimeoutMs ?? 10_000, requestTimeoutMs)
@@ -133,6 +143,8 @@ export function buildApp(options: AppOptions): FastifyInstance {
   })
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id)
+    // 'close' comes once the answer is sent, or when the connection closes before that.
+    reply.raw.once('close', () => observeAbort(request, reply))
     if (closing) {
       reply.header('connection', 'close')
       throw new AppError('unavailable', 'The service is shutting down; retry shortly.')

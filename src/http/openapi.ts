@@ -4,6 +4,7 @@ import swaggerUi from '@fastify/swagger-ui'
 import type { FastifyInstance, RouteOptions } from 'fastify'
 import { allows, SCOPES, type Scope } from '../auth/scopes.js'
 import { ERROR_STATUS, type ErrorCode } from '../errors.js'
+import { declareCommonResponseHeaders } from './response-headers.js'
 import { ErrorBody } from './schemas.js'
 
 const { version } = JSON.parse(
@@ -220,6 +221,11 @@ export function registerOpenApi(app: FastifyInstance): void {
         },
       },
     },
+    // The headers hooks send on every route's answers (X-Request-Id, RateLimit, ...).
+    transformObject: (documents) =>
+      declareCommonResponseHeaders(
+        (documents as { openapiObject: Record<string, any> }).openapiObject,
+      ),
     transform: ({ schema, url, route }) => ({
       url,
       schema: documentRoute(route, (schema ?? {}) as Record<string, unknown>) as typeof schema,

@@ -21,17 +21,82 @@ function createAjv(options: Options): Ajv {
   return ajv
 }
 
+type Validate = ReturnType<FastifySchemaCompiler<unknown>> & { errors?: ErrorObject[] | null }
+
 /**
  * Bodies are validated strictly: `"19.99"` is not a number. Query strings and path
- * parameters are text on the wire, so there numbers are read from their digits.
+ * parameters are text on the wire, so there numbers are read from their digits, and query
+ * strings are held to the same strictness as bodies by `strictQuery`.
  */
 export function createValidatorCompiler(): FastifySchemaCompiler<unknown> {
   const strict = createAjv({ coerceTypes: false, useDefaults: false })
   const lenient = createAjv({ coerceTypes: true, useDefaults: true })
-  return ({ schema, httpPart }) =>
-    (httpPart === 'body' ? strict : lenient).compile(schema as object) as ReturnType<
-      FastifySchemaCompiler<unknown>
-    >
+  return ({ schema, httpPart }) => {
+    if (httpPart === 'body') return strict.compile(schema as object) as Validate
+    const validate = lenient.compile(schema as object) as Validate
+    return httpPart === 'querystring' ? strictQuery(schema as QuerySchema, validate) : validate
+  }
+}
+
+interface QuerySchema {
+  properties?: Record<string, { type?: string | string[] }>
+}
+
+/** A whole number as JSON writes it: no sign but minus, no leading zero, no space. */
+const INTEGER_TEXT = /^-?(0|[1-9][0-9]*)$/
+/** A number as JSON writes it: the same, with an optional fraction and no exponent. */
+const NUMBER_TEXT = /^-?(0|[1-9][0-9]*)(\.[0-9]+)?$/
+
+/**
+ * A query string's own rules, before its schema's: a declared parameter is given at most
+ * once (`?limit=5&limit=6` is refused, not read as a list), and a number is written in
+ * decimal digits only, so that `0x10`, `1e2`, `10abc` or ` 5` (which Ajv's coercion would
+ * read as 16, 100, an error and 5) are each refused by name. Every route's query schema is
+ * compiled through here, so a new route gets these rules without asking.
+ */
+function strictQuery(schema: QuerySchema, validate: Validate): Validate {
+  const rules = Object.entries(schema.properties ?? {}).map(([name, property]) => {
+    const types = ([] as (string | undefined)[]).concat(property.type)
+    const digits = types.includes('integer')
+      ? INTEGER_TEXT
+      : types.includes('number')
+        ? NUMBER_TEXT
+        : undefined
+    return { name, digits, kind: types.includes('integer') ? 'an integer' : 'a number' }
+  })
+  const check = ((data: Record<string, unknown>) => {
+    const problems: ErrorObject[] = []
+    let rest: Record<string, unknown> | undefined
+    const refuse = (name: string, message: string) => {
+      problems.push({
+        instancePath: `/${name}`,
+        schemaPath: '#',
+        keyword: 'query',
+        params: {},
+        message,
+      })
+      rest ??= { ...data }
+      delete rest[name]
+    }
+    for (const { name, digits, kind } of rules) {
+      const value = data[name]
+      if (value === undefined) continue
+      if (Array.isArray(value)) refuse(name, 'must be given once')
+      else if (digits && typeof value === 'string' && !digits.test(value)) {
+        refuse(name, `must be ${kind} in decimal digits`)
+      }
+    }
+    if (rest === undefined) {
+      const valid = validate(data) as boolean
+      check.errors = validate.errors ?? null
+      return valid
+    }
+    // The other parameters are still checked, so that one answer names every problem.
+    validate(rest)
+    check.errors = [...problems, ...(validate.errors ?? [])]
+    return false
+  }) as Validate
+  return check
 }
 
 export interface JsonBodyOptions {

@@ -5,8 +5,11 @@ import { routeLabel } from './route-label.js'
 
 /** The figures of one app: its requests and its database, plus those of the process. */
 export interface AppMetrics {
-  /** Counts a finished request and its latency. */
-  recordResponse(request: FastifyRequest, reply: FastifyReply): void
+  /**
+   * Counts a finished request and its latency; `aborted` when its connection closed before
+   * the answer was sent (the time is then until the close).
+   */
+  recordResponse(request: FastifyRequest, reply: FastifyReply, outcome?: typeof ABORTED): void
   /** Everything, in the Prometheus text format. */
   render(): Promise<string>
   readonly contentType: string
@@ -15,6 +18,9 @@ export interface AppMetrics {
 }
 
 type RequestLabel = 'method' | 'route' | 'status_code'
+
+/** The status_code label of a request whose client went away before its answer. */
+export const ABORTED = 'aborted'
 
 /** Seconds; the service answers most requests in a few milliseconds. */
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
@@ -32,13 +38,13 @@ export function createMetrics(database: Database): AppMetrics {
   const labelNames: RequestLabel[] = ['method', 'route', 'status_code']
   const requests = new Counter({
     name: 'http_requests_total',
-    help: 'HTTP requests answered, by route pattern, method and status.',
+    help: 'HTTP requests, by route pattern, method and status; status aborted: the connection closed before the answer.',
     labelNames,
     registers: [registry],
   })
   const latency = new Histogram({
     name: 'http_request_duration_seconds',
-    help: 'Time from the start of a request to its answer, by route pattern, method and status.',
+    help: 'Time from the start of a request to its answer (or to its connection closing, status aborted), by route pattern, method and status.',
     labelNames,
     buckets: LATENCY_BUCKETS,
     registers: [registry],
@@ -46,11 +52,11 @@ export function createMetrics(database: Database): AppMetrics {
   const stopDatabaseMetrics = registerDatabaseMetrics(registry, database)
 
   return {
-    recordResponse(request, reply) {
+    recordResponse(request, reply, outcome) {
       const labels = {
         method: request.method,
         route: routeLabel(request),
-        status_code: reply.statusCode,
+        status_code: outcome ?? reply.statusCode,
       }
       requests.inc(labels)
       latency.observe(labels, reply.elapsedTime / 1000)

@@ -22,6 +22,26 @@ export function logRequest(request: FastifyRequest, reply: FastifyReply): void {
 }
 
 /**
+ * The one log line of a request whose connection closed before its answer was sent (a client
+ * or a load balancer that gave up), at info, with the time it had run.
+ */
+export function logAbortedRequest(request: FastifyRequest, reply: FastifyReply): void {
+  const principal = request.principal
+  request.log.info(
+    {
+      method: request.method,
+      route: routeLabel(request),
+      path: pathOf(request.url),
+      status: 'aborted',
+      latencyMs: Math.round(reply.elapsedTime * 100) / 100,
+      store: principal?.storeId,
+      keyId: principal?.keyId,
+    },
+    'request aborted: the connection closed before the answer',
+  )
+}
+
+/**
  * Fastify's own lines: no "request completed" (the line above replaces it), and "incoming
  * request" only at debug, to find a request that has arrived but not been answered.
  */

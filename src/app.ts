@@ -19,6 +19,7 @@ import { createValidatorCompiler, MERGE_PATCH_TYPE } from './http/validation.js'
 import { createMetrics } from './observability/metrics.js'
 import { registerMetricsRoute } from './observability/metrics.routes.js'
 import { logRequest, RequestLogController } from './observability/request-log.js'
+import { routeLabel } from './observability/route-label.js'
 import {
   createRateLimiter,
   enforceRateLimit,
@@ -65,8 +66,9 @@ export function buildApp(options: AppOptions): FastifyInstance {
   const { database } = options
   const metrics = createMetrics(database)
   const observe = (request: FastifyRequest, reply: FastifyReply) => {
-    metrics.recordResponse(request, reply)
-    logRequest(request, reply)
+    const route = routeLabel(request)
+    metrics.recordResponse(request, reply, route)
+    logRequest(request, reply, route)
   }
   const requestTimeoutMs = options.requestTimeoutMs ?? 30_000
   const headersTimeoutMs = Math.min(options.headersTimeoutMs ?? 10_000, requestTimeoutMs)
@@ -118,12 +120,15 @@ export function buildApp(options: AppOptions): FastifyInstance {
   app.addHook('preClose', async () => {
     closing = true
   })
-  app.addHook('onRequest', async (request, reply) => {
+  // Hooks on the path of every request take a callback: an async one costs a promise and a
+  // turn of the microtask queue per request.
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id)
     if (closing) {
       reply.header('connection', 'close')
-      throw new AppError('unavailable', 'The service is shutting down; retry shortly.')
+      return done(new AppError('unavailable', 'The service is shutting down; retry shortly.'))
     }
+    done()
   })
   app.addHook('onResponse', (request, reply, done) => {
     observe(request, reply)

@@ -19,6 +19,7 @@ import { createValidatorCompiler, MERGE_PATCH_TYPE } from './http/validation.js'
 import { createMetrics } from './observability/metrics.js'
 import { registerMetricsRoute } from './observability/metrics.routes.js'
 import { logRequest, RequestLogController } from './observability/request-log.js'
+import { requestLoggerFactory } from './observability/request-logger.js'
 import { routeLabel } from './observability/route-label.js'
 import {
   createRateLimiter,
@@ -76,6 +77,8 @@ export function buildApp(options: AppOptions): FastifyInstance {
     logger: options.logger ?? false,
     // Fastify's two info lines per request give way to one of ours, with the route and the key.
     logController: new RequestLogController(),
+    // request.log becomes a pino child only when the request writes a line.
+    childLoggerFactory: requestLoggerFactory,
     bodyLimit: options.bodyLimit ?? 256 * 1024,
     requestTimeout: requestTimeoutMs,
     connectionTimeout: options.connectionTimeoutMs ?? 60_000,

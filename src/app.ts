@@ -21,6 +21,8 @@ import { createValidatorCompiler, MERGE_PATCH_TYPE } from './http/validation.js'
 import { ABORTED, createMetrics } from './observability/metrics.js'
 import { registerMetricsRoute } from './observability/metrics.routes.js'
 import { logAbortedRequest, logRequest, RequestLogController } from './observability/request-log.js'
+import { requestLoggerFactory } from './observability/request-logger.js'
+import { routeLabel } from './observability/route-label.js'
 import {
   createRateLimiter,
   enforceRateLimit,
@@ -81,15 +83,17 @@ export function buildApp(options: AppOptions): FastifyInstance {
   const aborted = new WeakSet<FastifyRequest>()
   const observe = (request: FastifyRequest, reply: FastifyReply) => {
     if (aborted.has(request)) return
-    metrics.recordResponse(request, reply)
-    logRequest(request, reply)
+    const route = routeLabel(request)
+    metrics.recordResponse(request, reply, route)
+    logRequest(request, reply, route)
   }
   const observeAbort = (request: FastifyRequest, reply: FastifyReply) => {
     // Ended: the whole answer was handed to the connection (light-my-request never finishes).
     if (reply.raw.writableEnded) return
     aborted.add(request)
-    metrics.recordResponse(request, reply, ABORTED)
-    logAbortedRequest(request, reply)
+    const route = routeLabel(request)
+    metrics.recordResponse(request, reply, route, ABORTED)
+    logAbortedRequest(request, reply, route)
   }
   const requestTimeoutMs = options.requestTimeoutMs ?? 30_000
   const headersTimeoutMs = Math.min(options.headersTimeoutMs ?? 10_000, requestTimeoutMs)
@@ -97,6 +101,8 @@ export function buildApp(options: AppOptions): FastifyInstance {
     logger: options.logger ?? false,
     // Fastify's two info lines per request give way to one of ours, with the route and the key.
     logController: new RequestLogController(),
+    // request.log becomes a pino child only when the request writes a line.
+    childLoggerFactory: requestLoggerFactory,
     bodyLimit: options.bodyLimit ?? 256 * 1024,
     requestTimeout: requestTimeoutMs,
     connectionTimeout: options.connectionTimeoutMs ?? 60_000,
@@ -141,14 +147,17 @@ export function buildApp(options: AppOptions): FastifyInstance {
   app.addHook('preClose', async () => {
     closing = true
   })
-  app.addHook('onRequest', async (request, reply) => {
+  // Hooks on the path of every request take a callback: an async one costs a promise and a
+  // turn of the microtask queue per request.
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id)
     // 'close' comes once the answer is sent, or when the connection closes before that.
     reply.raw.once('close', () => observeAbort(request, reply))
     if (closing) {
       reply.header('connection', 'close')
-      throw new AppError('unavailable', 'The service is shutting down; retry shortly.')
+      return done(new AppError('unavailable', 'The service is shutting down; retry shortly.'))
     }
+    done()
   })
   app.addHook('onResponse', (request, reply, done) => {
     observe(request, reply)

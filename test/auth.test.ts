@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { createHash, randomInt } from 'node:crypto'
+import { Agent, request as httpRequest } from 'node:http'
 import { it } from 'node:test'
 import type { InjectOptions, LightMyRequestResponse } from 'fastify'
 import { createApiKey, revokeApiKey } from '../src/auth/api-key.service.js'
@@ -412,5 +413,58 @@ describeEachDialect('API keys', (dialect) => {
     }
     // The stored key authenticates.
     assert.equal((await api.get('/products', created.key)).statusCode, 200)
+  })
+
+  it('keys that change on one keep-alive connection are each checked as their own', async (t) => {
+    const api = await buildTestApi(t, dialect)
+    const origin = await api.app.listen({ port: 0, host: '127.0.0.1' })
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 })
+    t.after(() => agent.destroy())
+    const sockets = new Set<unknown>()
+    const send = (method: string, path: string, key: string, body?: unknown) =>
+      new Promise<{ status: number; body: any }>((resolve, reject) => {
+        const req = httpRequest(`${origin}${API}${path}`, {
+          method,
+          agent,
+          headers: {
+            authorization: `Bearer ${key}`,
+            ...(body !== undefined && { 'content-type': 'application/json' }),
+          },
+        })
+        req.on('socket', (socket) => sockets.add(socket))
+        req.on('error', reject)
+        req.on('response', (res) => {
+          let text = ''
+          res.setEncoding('utf8')
+          res.on('data', (chunk: string) => (text += chunk))
+          res.on('end', () => resolve({ status: res.statusCode!, body: JSON.parse(text) }))
+        })
+        req.end(body === undefined ? undefined : JSON.stringify(body))
+      })
+    const otherStore = await api.newKey({ store: 'store-b' })
+    const readOnly = await api.newKey({ scopes: ['read'] })
+    const created = await send('POST', '/products', api.key, { name: 'Mug' })
+    assert.equal(created.status, 200)
+    const id = created.body.data.id
+    // Each key in turn on the same connection: its own store, its own scopes, its own fate.
+    assert.equal((await send('GET', `/products/${id}`, otherStore)).status, 404, 'store-b')
+    assert.equal((await send('GET', `/products/${id}`, api.key)).status, 200, 'store-a again')
+    assert.equal((await send('POST', '/products', readOnly, { name: 'Cup' })).status, 403)
+    assert.equal((await send('GET', `/products/${id}`, readOnly)).status, 200, 'read-only')
+    const unknown = await send('GET', '/products', unknownWellFormedKey())
+    assert.equal(unknown.status, 401, 'an unknown key after known ones')
+    const listed = await send('GET', '/products', otherStore)
+    assert.deepEqual(listed.body.data, [], 'store-b sees none of store-a')
+    const [revokedId] = (
+      await api.database.kysely
+        .selectFrom('api_keys')
+        .select('id')
+        .where('store_id', '=', 'store-b')
+        .execute()
+    ).map((row) => row.id)
+    assert.equal(await revokeApiKey(api.database, revokedId!), 'revoked')
+    assert.equal((await send('GET', '/products', otherStore)).status, 401, 'revoked')
+    assert.equal((await send('GET', `/products/${id}`, api.key)).status, 200, 'store-a at last')
+    assert.equal(sockets.size, 1, 'every request went over one connection')
   })
 })

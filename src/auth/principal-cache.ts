@@ -1,12 +1,12 @@
 import type { Database } from '../db/database.js'
 import { principalForKeyHash, type Principal } from './api-key.service.js'
-import { hashSecret, isWellFormedSecret } from './secret.js'
 
 /**
  * Who each recently used key belongs to, so that a request costs no key lookup. An entry
  * lives `ttlMs` at most, and every entry goes as soon as the database reports that keys
  * changed (a revocation by the CLI, say): see Database.keysVersion. Unknown keys are not
- * remembered, so guessing fills nothing.
+ * remembered, so guessing fills nothing. Entries are found by the key's hash (secret.ts's
+ * hashSecret), never by the secret.
  */
 export class PrincipalCache {
   readonly #database: Database
@@ -23,19 +23,24 @@ export class PrincipalCache {
     this.#version = database.keysVersion()
   }
 
-  /** The principal behind a bearer secret, or undefined for an unknown, malformed or revoked key. */
-  async lookup(secret: string): Promise<Principal | undefined> {
-    if (!isWellFormedSecret(secret)) return undefined
+  /**
+   * The principal of a key's hash while it is cached and fresh, without waiting for
+   * anything; undefined when it must be looked up (`load`).
+   */
+  cached(keyHash: string): Principal | undefined {
     const version = this.#database.keysVersion()
     if (version === undefined || version !== this.#version) {
       this.#entries.clear()
       this.#version = version
     }
-    const keyHash = hashSecret(secret)
-    const now = Date.now()
     const cached = this.#entries.get(keyHash)
-    if (cached !== undefined && cached.expiresAt > now) return cached.principal
+    return cached !== undefined && cached.expiresAt > Date.now() ? cached.principal : undefined
+  }
 
+  /** Looks a key's hash up in the database, and caches what it finds. */
+  async load(keyHash: string): Promise<Principal | undefined> {
+    const version = this.#version
+    const now = Date.now()
     const principal = await principalForKeyHash(this.#database.kysely, keyHash)
     if (principal !== undefined && version !== undefined && this.#ttlMs > 0) {
       if (this.#entries.size >= this.#capacity) {

@@ -1,16 +1,16 @@
 import { LogController, type FastifyReply, type FastifyRequest } from 'fastify'
-import { routeLabel } from './route-label.js'
 
 /**
- * The one log line of a request, at info. Fastify's child logger adds `reqId`. Nothing of
+ * The one log line of a request, at info; `route` is its routeLabel. Fastify's child logger
+ * adds `reqId`. Nothing of
  * the request's headers or query string is written: they may carry secrets.
  */
-export function logRequest(request: FastifyRequest, reply: FastifyReply): void {
+export function logRequest(request: FastifyRequest, reply: FastifyReply, route: string): void {
   const principal = request.principal
   request.log.info(
     {
       method: request.method,
-      route: routeLabel(request),
+      route,
       path: pathOf(request.url),
       status: reply.statusCode,
       latencyMs: Math.round(reply.elapsedTime * 100) / 100,
@@ -25,12 +25,16 @@ export function logRequest(request: FastifyRequest, reply: FastifyReply): void {
  * The one log line of a request whose connection closed before its answer was sent (a client
  * or a load balancer that gave up), at info, with the time it had run.
  */
-export function logAbortedRequest(request: FastifyRequest, reply: FastifyReply): void {
+export function logAbortedRequest(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  route: string,
+): void {
   const principal = request.principal
   request.log.info(
     {
       method: request.method,
-      route: routeLabel(request),
+      route,
       path: pathOf(request.url),
       status: 'aborted',
       latencyMs: Math.round(reply.elapsedTime * 100) / 100,

@@ -11,6 +11,8 @@ import { registerCatalogRoutes } from './catalog/catalog.routes.js'
 import type { Database } from './db/database.js'
 import { AppError } from './errors.js'
 import { registerHealthRoutes } from './health.routes.js'
+import { createImportJobs, type ImportJobs } from './import/import-jobs.js'
+import { registerImportRoutes } from './import/import.routes.js'
 import { sendError } from './http/error-handler.js'
 import { answerClientError } from './http/client-error.js'
 import { parseJsonBody } from './http/json-body.js'
@@ -48,7 +50,16 @@ export interface AppOptions {
   idempotencyKeyTtlSeconds?: number
   /** Per API key; 6000 a minute, in memory, unless given. */
   rateLimit?: RateLimitOptions
+  /**
+   * The import jobs behind POST /imports, started and stopped by server.ts. Without them the
+   * app makes its own (never started: no sweep of other processes' imports), stopped on close.
+   */
+  importJobs?: ImportJobs
+  /** Largest body of POST /imports when the app makes its own import jobs; 64 MiB if unset. */
+  importMaxBytes?: number
 }
+
+export const DEFAULT_IMPORT_MAX_BYTES = 64 * 1024 * 1024
 
 const DEFAULT_RATE_LIMIT_PER_MINUTE = 6000
 
@@ -150,12 +161,23 @@ export function buildApp(options: AppOptions): FastifyInstance {
   })
   // Outside the plugin below, so that the OpenAPI document leaves this operators' route out.
   registerMetricsRoute(app, metrics, { token: options.metricsToken })
+  let importJobs = options.importJobs
+  if (!importJobs) {
+    const own = createImportJobs(database, {
+      maxBytes: options.importMaxBytes ?? DEFAULT_IMPORT_MAX_BYTES,
+      onError: (error) => app.log.error({ err: error }, 'import failed'),
+    })
+    app.addHook('onClose', () => own.stop())
+    importJobs = own
+  }
+  const jobs = importJobs
   // Declared in a plugin, so that they come after the OpenAPI plugin has loaded and it sees them.
   app.register(async (routes) => {
     registerHealthRoutes(routes, database)
     registerCatalogRoutes(routes, database, {
       idempotencyKeyTtlSeconds: options.idempotencyKeyTtlSeconds ?? 24 * 60 * 60,
     })
+    registerImportRoutes(routes, database, jobs)
   })
   return app
 }

@@ -28,6 +28,8 @@ export interface Config {
   readonly idempotencyKeyTtlSeconds: number
   /** Bearer token that GET /metrics requires; none: /metrics is open. */
   readonly metricsToken: string | undefined
+  /** Largest CSV file POST /imports accepts, in bytes. */
+  readonly importMaxBytes: number
 }
 
 export const DEFAULT_DATABASE_URL = 'sqlite:data/catalog.db'
@@ -72,6 +74,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       30 * 24 * 60 * 60,
     ),
     metricsToken: env.METRICS_TOKEN || undefined,
+    importMaxBytes: integerSetting(
+      env,
+      'IMPORT_MAX_BYTES',
+      64 * 1024 * 1024,
+      1024,
+      4 * 1024 * 1024 * 1024,
+    ),
   })
 }
 

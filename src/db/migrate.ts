@@ -3,9 +3,11 @@ import type { Database, Dialect } from './database.js'
 import * as postgresIdempotencyKeys from './migrations/postgres/2026-11-22T00-idempotency-keys.js'
 import * as postgresInitial from './migrations/postgres/2026-11-21T00-initial.js'
 import * as postgresManageCatalog from './migrations/postgres/2026-11-24T00-manage-catalog.js'
+import * as postgresImports from './migrations/postgres/2026-11-25T02-imports.js'
 import * as sqliteIdempotencyKeys from './migrations/sqlite/2026-11-22T00-idempotency-keys.js'
 import * as sqliteInitial from './migrations/sqlite/2026-11-21T00-initial.js'
 import * as sqliteManageCatalog from './migrations/sqlite/2026-11-24T00-manage-catalog.js'
+import * as sqliteImports from './migrations/sqlite/2026-11-25T02-imports.js'
 
 /** Each dialect's migrations, by name; names sort in the order they are applied. */
 const MIGRATIONS: Record<Dialect, Record<string, Migration>> = {
@@ -13,11 +15,13 @@ const MIGRATIONS: Record<Dialect, Record<string, Migration>> = {
     '2026-11-21T00-initial': sqliteInitial,
     '2026-11-22T00-idempotency-keys': sqliteIdempotencyKeys,
     '2026-11-24T00-manage-catalog': sqliteManageCatalog,
+    '2026-11-25T02-imports': sqliteImports,
   },
   postgres: {
     '2026-11-21T00-initial': postgresInitial,
     '2026-11-22T00-idempotency-keys': postgresIdempotencyKeys,
     '2026-11-24T00-manage-catalog': postgresManageCatalog,
+    '2026-11-25T02-imports': postgresImports,
   },
 }
 

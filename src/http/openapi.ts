@@ -95,11 +95,11 @@ const ERROR_EXAMPLES: Record<ErrorCode, { when: string; body: Record<string, unk
     body: { message: 'The request headers are larger than the service accepts.' },
   },
   payload_too_large: {
-    when: 'the body is over the size limit (256 KiB unless configured)',
+    when: 'the body is over the size limit (256 KiB unless configured; IMPORT_MAX_BYTES for an import)',
     body: { message: 'The request body is larger than the service accepts.' },
   },
   unsupported_media_type: {
-    when: 'the body is not sent as application/json',
+    when: 'the body is not sent as application/json (as text/csv for an import)',
     body: { message: 'The request body must be sent as application/json.' },
   },
   unavailable: {
@@ -196,6 +196,7 @@ export function registerOpenApi(app: FastifyInstance): void {
       tags: [
         { name: 'products', description: 'Create, read and list products' },
         { name: 'variants', description: 'Add variants to a product and list them' },
+        { name: 'imports', description: 'Bring a catalogue in (Shopify product CSV) and out' },
         { name: 'health', description: 'For load balancers and orchestrators; no key needed' },
       ],
       components: {

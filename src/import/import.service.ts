@@ -44,6 +44,7 @@ export interface ImportSummary {
 }
 
 export interface ImportProgress {
+  /** Rows whose product was written (or checked, or refused): each product's all at once. */
   rowsProcessed: number
   /** Bytes of the file read so far. */
   bytes: number
@@ -130,6 +131,7 @@ export async function importCatalog(
         : await database.write((tx) => writeBatch(tx, storeId, pending, bound))
       pending.slice(0, outcomes.length).forEach((product, i) => {
         const outcome = outcomes[i]!
+        summary.rowsProcessed += product.rows.length
         if (outcome.errors.length > 0) {
           summary.rowsFailed += product.rows.length
           report(outcome.errors)
@@ -141,6 +143,7 @@ export async function importCatalog(
         }
       })
       pending = pending.slice(outcomes.length)
+      progress.rowsProcessed = summary.rowsProcessed
       await options.onProgress?.(progress, summary)
     }
   }
@@ -157,6 +160,7 @@ export async function importCatalog(
       if (!header) return refused(item.message, item.row)
       // The product being read is not whole: it is not imported.
       if (group) {
+        summary.rowsProcessed += group.records.length
         summary.rowsFailed += group.records.length
         group = undefined
       }
@@ -177,11 +181,11 @@ export async function importCatalog(
       summary.columnsNotStored = header.notStored
       continue
     }
-    progress.rowsProcessed++
-    summary.rowsProcessed++
     const handle = (item.fields[header.index.handle!] ?? '').trim()
     if (handle === '') {
       await close()
+      await flush()
+      summary.rowsProcessed++
       summary.rowsFailed++
       report([
         {

@@ -437,8 +437,10 @@ async function importProduct(
       optionsInProduct.set(key, variant.row)
     }
     let target = sku ? stored.find((v) => v.sku === sku) : undefined
-    if (!target && sku) {
-      const holder = dry?.skus.get(sku)
+    // A sku another product holds: in a real run the database's unique index refuses it (no
+    // check-then-insert); a dry run writes nothing, so it looks.
+    if (!target && sku && dry) {
+      const holder = dry.skus.get(sku)
       const other = holder === undefined ? await findVariantBySku(db, storeId, sku) : undefined
       if (holder !== undefined || other !== undefined) {
         errors.push(

@@ -264,6 +264,70 @@ export interface paths {
     patch: operations['updateWebhookEndpoint']
     trace?: never
   }
+  '/api/commerce/v1/imports': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * Import a Shopify product CSV in the background
+     * @description Answers 202 once the file is received; the import runs in the background (GET /imports/{id} for its progress). Products are matched by handle, variants by sku then options; nothing is deleted; running the same file again is safe.
+     *
+     *     Needs an API key with scope `write`.
+     */
+    post: operations['createImport']
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/api/commerce/v1/imports/{id}': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /**
+     * An import's status, counts and errors
+     * @description Needs an API key with scope `read` or `write`.
+     */
+    get: operations['getImport']
+    put?: never
+    post?: never
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/api/commerce/v1/exports/products.csv': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /**
+     * The store's catalogue as a Shopify product CSV
+     * @description The classic columns, then the export's own (Product Price, Product Compare At Price, Product SKU, Product Barcode, Product Tax Rate, Variant Name); POST /imports reads it back.
+     *
+     *     Needs an API key with scope `read` or `write`.
+     */
+    get: operations['exportProducts']
+    put?: never
+    post?: never
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
 }
 export type webhooks = Record<string, never>
 export interface components {
@@ -763,7 +827,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody']
         }
       }
-      /** @description `payload_too_large`: the body is over the size limit (256 KiB unless configured) */
+      /** @description `payload_too_large`: the body is over the size limit (256 KiB unless configured; IMPORT_MAX_BYTES for an import) */
       413: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -776,7 +840,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody']
         }
       }
-      /** @description `unsupported_media_type`: the body is not sent as application/json */
+      /** @description `unsupported_media_type`: the body is not sent as application/json (as text/csv for an import) */
       415: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -1207,7 +1271,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody']
         }
       }
-      /** @description `payload_too_large`: the body is over the size limit (256 KiB unless configured) */
+      /** @description `payload_too_large`: the body is over the size limit (256 KiB unless configured; IMPORT_MAX_BYTES for an import) */
       413: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -1220,7 +1284,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody']
         }
       }
-      /** @description `unsupported_media_type`: the body is not sent as application/json */
+      /** @description `unsupported_media_type`: the body is not sent as application/json (as text/csv for an import) */
       415: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -1551,7 +1615,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody']
         }
       }
-      /** @description `payload_too_large`: the body is over the size limit (256 KiB unless configured) */
+      /** @description `payload_too_large`: the body is over the size limit (256 KiB unless configured; IMPORT_MAX_BYTES for an import) */
       413: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -1564,7 +1628,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody']
         }
       }
-      /** @description `unsupported_media_type`: the body is not sent as application/json */
+      /** @description `unsupported_media_type`: the body is not sent as application/json (as text/csv for an import) */
       415: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -1966,7 +2030,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody']
         }
       }
-      /** @description `payload_too_large`: the body is over the size limit (256 KiB unless configured) */
+      /** @description `payload_too_large`: the body is over the size limit (256 KiB unless configured; IMPORT_MAX_BYTES for an import) */
       413: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -1979,7 +2043,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody']
         }
       }
-      /** @description `unsupported_media_type`: the body is not sent as application/json */
+      /** @description `unsupported_media_type`: the body is not sent as application/json (as text/csv for an import) */
       415: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -2343,7 +2407,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody']
         }
       }
-      /** @description `payload_too_large`: the body is over the size limit (256 KiB unless configured) */
+      /** @description `payload_too_large`: the body is over the size limit (256 KiB unless configured; IMPORT_MAX_BYTES for an import) */
       413: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -2356,7 +2420,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody']
         }
       }
-      /** @description `unsupported_media_type`: the body is not sent as application/json */
+      /** @description `unsupported_media_type`: the body is not sent as application/json (as text/csv for an import) */
       415: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -2637,7 +2701,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody']
         }
       }
-      /** @description `payload_too_large`: the body is over the size limit (256 KiB unless configured) */
+      /** @description `payload_too_large`: the body is over the size limit (256 KiB unless configured; IMPORT_MAX_BYTES for an import) */
       413: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -2650,7 +2714,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody']
         }
       }
-      /** @description `unsupported_media_type`: the body is not sent as application/json */
+      /** @description `unsupported_media_type`: the body is not sent as application/json (as text/csv for an import) */
       415: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -3460,7 +3524,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody']
         }
       }
-      /** @description `payload_too_large`: the body is over the size limit (256 KiB unless configured) */
+      /** @description `payload_too_large`: the body is over the size limit (256 KiB unless configured; IMPORT_MAX_BYTES for an import) */
       413: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -3473,7 +3537,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody']
         }
       }
-      /** @description `unsupported_media_type`: the body is not sent as application/json */
+      /** @description `unsupported_media_type`: the body is not sent as application/json (as text/csv for an import) */
       415: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -3790,7 +3854,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody']
         }
       }
-      /** @description `payload_too_large`: the body is over the size limit (256 KiB unless configured) */
+      /** @description `payload_too_large`: the body is over the size limit (256 KiB unless configured; IMPORT_MAX_BYTES for an import) */
       413: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -3803,7 +3867,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody']
         }
       }
-      /** @description `unsupported_media_type`: the body is not sent as application/json */
+      /** @description `unsupported_media_type`: the body is not sent as application/json (as text/csv for an import) */
       415: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -4054,7 +4118,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody']
         }
       }
-      /** @description `payload_too_large`: the body is over the size limit (256 KiB unless configured) */
+      /** @description `payload_too_large`: the body is over the size limit (256 KiB unless configured; IMPORT_MAX_BYTES for an import) */
       413: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -4067,7 +4131,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody']
         }
       }
-      /** @description `unsupported_media_type`: the body is not sent as application/json */
+      /** @description `unsupported_media_type`: the body is not sent as application/json (as text/csv for an import) */
       415: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -4127,6 +4191,436 @@ export interface operations {
           'RateLimit-Policy': components['headers']['RateLimit-Policy']
           RateLimit: components['headers']['RateLimit']
           'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+    }
+  }
+  createImport: {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        'text/csv': string
+      }
+    }
+    responses: {
+      /** @description Default Response */
+      202: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          [name: string]: unknown
+        }
+        content: {
+          /**
+           * @example {
+           *       "data": {
+           *         "id": "019aa9a4-6f2e-7c41-9b0d-3f5e2a8c1d71",
+           *         "status": "succeeded",
+           *         "rowsProcessed": 17,
+           *         "productsCreated": 2,
+           *         "productsUpdated": 0,
+           *         "variantsCreated": 15,
+           *         "variantsUpdated": 0,
+           *         "rowsFailed": 1,
+           *         "columnsNotStored": [
+           *           "Variant Inventory Qty",
+           *           "SEO Title"
+           *         ],
+           *         "errors": [
+           *           {
+           *             "row": 17,
+           *             "handle": "example-hat",
+           *             "field": "Variant Price",
+           *             "error": "validation_failed",
+           *             "message": "must be >= 0"
+           *           }
+           *         ],
+           *         "failureReason": null,
+           *         "createdAt": "2026-11-25T01:15:30.123Z",
+           *         "finishedAt": "2026-11-25T01:15:31.456Z"
+           *       }
+           *     }
+           */
+          'application/json': {
+            data: {
+              /** Format: uuid */
+              id: string
+              /**
+               * @description succeeded: the file was read to its end (rows may have failed: see errors); failed: the file was refused, or the import was cut short (see failureReason)
+               * @enum {string}
+               */
+              status: 'running' | 'succeeded' | 'failed'
+              rowsProcessed: number
+              productsCreated: number
+              productsUpdated: number
+              variantsCreated: number
+              variantsUpdated: number
+              rowsFailed: number
+              columnsNotStored: string[]
+              /** @description The first 1,000 */
+              errors: {
+                /** @description The record as a spreadsheet numbers it: the header is row 1 */
+                row: number
+                handle: string
+                /** @description The column, as the file names it */
+                field: string | null
+                /** @description validation_failed, duplicate_sku, duplicate_options, duplicate_slug, invalid_transition or invalid_csv */
+                error: string
+                message: string
+              }[]
+              failureReason: string | null
+              /**
+               * Format: date-time
+               * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:15:30.123Z
+               */
+              createdAt: string
+              /**
+               * Format: date-time
+               * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:15:30.123Z
+               */
+              finishedAt: string | null
+            }
+          }
+        }
+      }
+      /** @description `unauthorized`: no Authorization header, not Bearer, or an unknown, malformed or revoked key */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'WWW-Authenticate': components['headers']['WWW-Authenticate']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `forbidden`: the key lacks the scope the route needs */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `payload_too_large`: the body is over the size limit (256 KiB unless configured; IMPORT_MAX_BYTES for an import) */
+      413: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `unsupported_media_type`: the body is not sent as application/json (as text/csv for an import) */
+      415: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `rate_limited`: the key has used up its requests for the current minute */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Retry-After': components['headers']['Retry-After']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `internal_error`: anything unexpected (logged with the request id) */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `unavailable`: the database is unreachable, or the service is shutting down */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+    }
+  }
+  getImport: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        /** @description Import id (UUID) */
+        id: string
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          [name: string]: unknown
+        }
+        content: {
+          /**
+           * @example {
+           *       "data": {
+           *         "id": "019aa9a4-6f2e-7c41-9b0d-3f5e2a8c1d71",
+           *         "status": "succeeded",
+           *         "rowsProcessed": 17,
+           *         "productsCreated": 2,
+           *         "productsUpdated": 0,
+           *         "variantsCreated": 15,
+           *         "variantsUpdated": 0,
+           *         "rowsFailed": 1,
+           *         "columnsNotStored": [
+           *           "Variant Inventory Qty",
+           *           "SEO Title"
+           *         ],
+           *         "errors": [
+           *           {
+           *             "row": 17,
+           *             "handle": "example-hat",
+           *             "field": "Variant Price",
+           *             "error": "validation_failed",
+           *             "message": "must be >= 0"
+           *           }
+           *         ],
+           *         "failureReason": null,
+           *         "createdAt": "2026-11-25T01:15:30.123Z",
+           *         "finishedAt": "2026-11-25T01:15:31.456Z"
+           *       }
+           *     }
+           */
+          'application/json': {
+            data: {
+              /** Format: uuid */
+              id: string
+              /**
+               * @description succeeded: the file was read to its end (rows may have failed: see errors); failed: the file was refused, or the import was cut short (see failureReason)
+               * @enum {string}
+               */
+              status: 'running' | 'succeeded' | 'failed'
+              rowsProcessed: number
+              productsCreated: number
+              productsUpdated: number
+              variantsCreated: number
+              variantsUpdated: number
+              rowsFailed: number
+              columnsNotStored: string[]
+              /** @description The first 1,000 */
+              errors: {
+                /** @description The record as a spreadsheet numbers it: the header is row 1 */
+                row: number
+                handle: string
+                /** @description The column, as the file names it */
+                field: string | null
+                /** @description validation_failed, duplicate_sku, duplicate_options, duplicate_slug, invalid_transition or invalid_csv */
+                error: string
+                message: string
+              }[]
+              failureReason: string | null
+              /**
+               * Format: date-time
+               * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:15:30.123Z
+               */
+              createdAt: string
+              /**
+               * Format: date-time
+               * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:15:30.123Z
+               */
+              finishedAt: string | null
+            }
+          }
+        }
+      }
+      /** @description `unauthorized`: no Authorization header, not Bearer, or an unknown, malformed or revoked key */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'WWW-Authenticate': components['headers']['WWW-Authenticate']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `forbidden`: the key lacks the scope the route needs */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `not_found`: unknown, malformed or another store's product or variant id */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `rate_limited`: the key has used up its requests for the current minute */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Retry-After': components['headers']['Retry-After']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `internal_error`: anything unexpected (logged with the request id) */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `unavailable`: the database is unreachable, or the service is shutting down */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+    }
+  }
+  exportProducts: {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description The store's catalogue as a Shopify product CSV, streamed */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          [name: string]: unknown
+        }
+        content: {
+          'text/csv': string
+        }
+      }
+      /** @description `unauthorized`: no Authorization header, not Bearer, or an unknown, malformed or revoked key */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'WWW-Authenticate': components['headers']['WWW-Authenticate']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `forbidden`: the key lacks the scope the route needs */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `rate_limited`: the key has used up its requests for the current minute */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Retry-After': components['headers']['Retry-After']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `internal_error`: anything unexpected (logged with the request id) */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `unavailable`: the database is unreachable, or the service is shutting down */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
           [name: string]: unknown
         }
         content: {

@@ -13,6 +13,8 @@ import type { Database } from './db/database.js'
 import { AppError } from './errors.js'
 import { registerEventRoutes } from './events/event.routes.js'
 import { registerHealthRoutes } from './health.routes.js'
+import { createImportJobs, type ImportJobs } from './import/import-jobs.js'
+import { registerImportRoutes } from './import/import.routes.js'
 import { sendError } from './http/error-handler.js'
 import { answerClientError } from './http/client-error.js'
 import { parseJsonBody } from './http/json-body.js'
@@ -56,6 +58,13 @@ export interface AppOptions {
   rateLimit?: RateLimitOptions
   /** Webhook endpoints' URL checks; without it, private addresses are refused, names resolved by the system. */
   webhooks?: WebhookOptions
+  /**
+   * The import jobs behind POST /imports, started and stopped by server.ts. Without them the
+   * app makes its own (never started: no sweep of other processes' imports), stopped on close.
+   */
+  importJobs?: ImportJobs
+  /** Largest body of POST /imports when the app makes its own import jobs; 64 MiB if unset. */
+  importMaxBytes?: number
 }
 
 export interface WebhookOptions {
@@ -64,6 +73,8 @@ export interface WebhookOptions {
   /** Resolves endpoint URLs' host names; tests inject one. */
   resolve?: Resolver
 }
+
+export const DEFAULT_IMPORT_MAX_BYTES = 64 * 1024 * 1024
 
 const DEFAULT_RATE_LIMIT_PER_MINUTE = 6000
 
@@ -184,6 +195,16 @@ export function buildApp(options: AppOptions): FastifyInstance {
   })
   // Outside the plugin below, so that the OpenAPI document leaves this operators' route out.
   registerMetricsRoute(app, metrics, { token: options.metricsToken })
+  let importJobs = options.importJobs
+  if (!importJobs) {
+    const own = createImportJobs(database, {
+      maxBytes: options.importMaxBytes ?? DEFAULT_IMPORT_MAX_BYTES,
+      onError: (error) => app.log.error({ err: error }, 'import failed'),
+    })
+    app.addHook('onClose', () => own.stop())
+    importJobs = own
+  }
+  const jobs = importJobs
   // Declared in a plugin, so that they come after the OpenAPI plugin has loaded and it sees them.
   app.register(async (routes) => {
     registerHealthRoutes(routes, database)
@@ -200,6 +221,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
     })
     // The admin page: static files, a client of the routes above like any other.
     registerAdminRoutes(routes)
+    registerImportRoutes(routes, database, jobs)
   })
   return app
 }

@@ -38,6 +38,8 @@ export interface Config {
   readonly webhookTimeoutMs: number
   /** Seconds to wait before each retry of a failed delivery, in order; then it is failed. */
   readonly webhookRetrySchedule: readonly number[]
+  /** Largest CSV file POST /imports accepts, in bytes. */
+  readonly importMaxBytes: number
 }
 
 export const DEFAULT_DATABASE_URL = 'sqlite:data/catalog.db'
@@ -86,6 +88,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookAllowPrivate: booleanSetting(env, 'WEBHOOK_ALLOW_PRIVATE'),
     webhookTimeoutMs: integerSetting(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100, 600_000),
     webhookRetrySchedule: retryScheduleSetting(env),
+    importMaxBytes: integerSetting(
+      env,
+      'IMPORT_MAX_BYTES',
+      64 * 1024 * 1024,
+      1024,
+      4 * 1024 * 1024 * 1024,
+    ),
   })
 }
 

@@ -6,6 +6,7 @@ import { createDatabase, type Database } from './db/database.js'
 import { migrateToLatest } from './db/migrate.js'
 import { startEventPruning } from './events/pruning.js'
 import { startIdempotencyPruning } from './idempotency/pruning.js'
+import { createImportJobs } from './import/import-jobs.js'
 
 export interface RunningServer {
   app: FastifyInstance
@@ -56,7 +57,14 @@ export async function startServer(config: Config): Promise<RunningServer> {
   try {
     await migrateToLatest(database)
     const firstKey = await ensureFirstApiKey(database)
+    const importJobs = createImportJobs(database, {
+      maxBytes: config.importMaxBytes,
+      onError: (error) => app?.log.error({ err: error }, 'import failed'),
+    })
+    // Imports a stopped process left running are marked failed, with the reason.
+    await importJobs.start()
     app = buildApp({
+      importJobs,
       database,
       logger,
       bodyLimit: config.bodyLimit,
@@ -102,6 +110,8 @@ export async function startServer(config: Config): Promise<RunningServer> {
         }
         await pruning.stop()
         await eventPruning.stop()
+        // An import still running is stopped and marked failed: running it again is safe.
+        await importJobs.stop()
         await database.close()
       },
     }

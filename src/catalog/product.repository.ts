@@ -178,6 +178,22 @@ export async function insertProductWithUniqueSlug(
   return slug
 }
 
+/**
+ * Inserts a product with a slug set by hand (an import's handle), counted as handed out
+ * like a slug set by PATCH (the products_slug_key constraint refuses one another product
+ * of the store has). Several statements: run it inside a transaction.
+ */
+export async function insertProductWithSlugSetByHand(
+  db: Executor,
+  row: NewProduct,
+  slug: string,
+): Promise<string> {
+  await claimSlugSetByHand(db, row.store_id, slug)
+  await insertProductRow(db, ...rowValues(row), slug)
+  await insertTags(db, row.store_id, row.id, row.created_at, row.tag_keys)
+  return slug
+}
+
 function rowValues(row: NewProduct): RowValues {
   return [
     row.store_id,

@@ -20,6 +20,7 @@ import {
   claimSlugSetByHand,
   deleteProductRow,
   findProductForUpdate,
+  insertProductWithSlugSetByHand,
   insertProductWithUniqueSlug,
   listProductRows,
   patchProductInOneStatement,
@@ -60,6 +61,10 @@ export function preconditionFailed(): AppError {
   )
 }
 
+function duplicateSlug(): AppError {
+  return new AppError('duplicate_slug', 'Another product in your store already has this slug.')
+}
+
 export function createProduct(
   database: Database,
   storeId: string,
@@ -68,15 +73,24 @@ export function createProduct(
   return database.writeAtomic(createProductWork(storeId, input))
 }
 
-/** The unit of work behind createProduct, for a caller that runs it in its own write. */
-export function createProductWork(storeId: string, input: CreateProductInput): Work<Product> {
-  return (db) => createProductIn(db, storeId, input)
+/**
+ * The unit of work behind createProduct, for a caller that runs it in its own write. With
+ * `slug` (an import's handle), the product gets that slug as if set by hand: 409
+ * duplicate_slug when another product of the store has it.
+ */
+export function createProductWork(
+  storeId: string,
+  input: CreateProductInput,
+  slug?: string,
+): Work<Product> {
+  return (db) => createProductIn(db, storeId, input, slug)
 }
 
 async function createProductIn(
   db: Executor,
   storeId: string,
   input: CreateProductInput,
+  slugSetByHand?: string,
 ): Promise<Product> {
   checkImageUrls(input.images)
   const now = nowIso()
@@ -99,12 +113,29 @@ async function createProductIn(
     created_at: now,
     updated_at: now,
   }
-  const slug = await insertProductWithUniqueSlug(
-    db,
-    { ...row, tag_keys: tagKeysJson(tags) },
-    slugify(input.name),
-    eventStamp(),
-  )
+  const slug =
+    slugSetByHand === undefined
+      ? await insertProductWithUniqueSlug(
+          db,
+          { ...row, tag_keys: tagKeysJson(tags) },
+          slugify(input.name),
+          eventStamp(),
+        )
+      : await inTransaction(db, async (tx) => {
+          try {
+            await insertProductWithSlugSetByHand(
+              tx,
+              { ...row, tag_keys: tagKeysJson(tags) },
+              slugSetByHand,
+            )
+          } catch (error) {
+            if (violatedUniqueConstraint(error) !== 'products_slug_key') throw error
+            throw duplicateSlug()
+          }
+          const object = { ...row, slug: slugSetByHand, max_variant_position: 0, version: 1 }
+          await appendEvent(tx, storeId, { type: 'product.created', object })
+          return slugSetByHand
+        })
   return rowToProduct({ ...row, slug, max_variant_position: 0, version: 1 })
 }
 
@@ -185,7 +216,7 @@ async function updateProductIn(
     updated = await updateProductRow(db, storeId, row.id, storedChanges(next, nowIso()))
   } catch (error) {
     if (violatedUniqueConstraint(error) !== 'products_slug_key') throw error
-    throw new AppError('duplicate_slug', 'Another product in your store already has this slug.')
+    throw duplicateSlug()
   }
   if (!sameTags(current.tags, next.tags)) {
     await replaceProductTags(

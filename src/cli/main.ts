@@ -3,6 +3,12 @@ import { parseArgs } from 'node:util'
 import { ConfigError, loadConfig } from '../config.js'
 import { createDatabase, UnsupportedDatabaseUrlError } from '../db/database.js'
 import { migrateToLatest } from '../db/migrate.js'
+import {
+  EXPORT_HELP,
+  IMPORT_HELP,
+  parseExportCommand,
+  parseImportCommand,
+} from './import.command.js'
 import { KEYS_HELP, parseKeysCommand } from './keys.command.js'
 import { CommandError, processOutput, UsageError, type Output } from './output.js'
 import { serve } from './serve.command.js'
@@ -13,6 +19,10 @@ Usage:
   catalog serve        apply migrations, then serve HTTP until SIGTERM or SIGINT
   catalog migrate      apply pending migrations (running it twice changes nothing)
   catalog keys ...     create, list and revoke API keys (catalog keys --help)
+  catalog import FILE.csv --store S [--dry-run] [--json]
+                       import a Shopify product CSV into store S
+  catalog export --store S [--output FILE]
+                       write store S's catalogue as a Shopify product CSV
   catalog --help       this text; catalog COMMAND --help for one command
 
 Settings come from the environment: DATABASE_URL (default sqlite:data/catalog.db),
@@ -75,6 +85,17 @@ async function runCli(argv: string[], output: Output): Promise<number | undefine
           await database.close()
         }
         return 0
+      }
+      case 'import':
+      case 'export': {
+        if (wantsHelp) return printed(output, command === 'import' ? IMPORT_HELP : EXPORT_HELP)
+        const run = command === 'import' ? parseImportCommand(args) : parseExportCommand(args)
+        const database = createDatabase(loadConfig().databaseUrl)
+        try {
+          return await run(database, output)
+        } finally {
+          await database.close()
+        }
       }
       default:
         throw new UsageError(`catalog: unknown command "${command}" (try catalog --help)`)

@@ -163,11 +163,37 @@ export interface WebhookEndpointCountTable {
   endpoints: number
 }
 
+/**
+ * An import run by the HTTP job: its status, counts and first errors, written as it goes.
+ * `instance_id` and `heartbeat_at` say which process runs it and when it last said so: a
+ * running import whose heartbeat stops (its process died) is marked failed.
+ */
+export interface ImportTable {
+  store_id: string
+  id: string
+  status: string
+  rows_processed: ColumnType<number, number | undefined, number>
+  products_created: ColumnType<number, number | undefined, number>
+  products_updated: ColumnType<number, number | undefined, number>
+  variants_created: ColumnType<number, number | undefined, number>
+  variants_updated: ColumnType<number, number | undefined, number>
+  rows_failed: ColumnType<number, number | undefined, number>
+  /** JSON arrays; SQLite returns the text, PostgreSQL the parsed value. */
+  columns_not_stored: ColumnType<string | string[], string | undefined, string>
+  errors: ColumnType<string | unknown[], string | undefined, string>
+  failure_reason: string | null
+  instance_id: string
+  heartbeat_at: Timestamp
+  created_at: Timestamp
+  finished_at: Timestamp | null
+}
+
 export interface DB {
   api_keys: ApiKeyTable
   event_pruning: EventPruningTable
   events: EventTable
   idempotency_keys: IdempotencyKeyTable
+  imports: ImportTable
   product_tags: ProductTagTable
   products: ProductTable
   slug_counters: SlugCounterTable

@@ -103,11 +103,11 @@ const ERROR_EXAMPLES: Record<ErrorCode, { when: string; body: Record<string, unk
     body: { message: 'The request headers are larger than the service accepts.' },
   },
   payload_too_large: {
-    when: 'the body is over the size limit (256 KiB unless configured)',
+    when: 'the body is over the size limit (256 KiB unless configured; IMPORT_MAX_BYTES for an import)',
     body: { message: 'The request body is larger than the service accepts.' },
   },
   unsupported_media_type: {
-    when: 'the body is not sent as application/json',
+    when: 'the body is not sent as application/json (as text/csv for an import)',
     body: { message: 'The request body must be sent as application/json.' },
   },
   unavailable: {
@@ -208,6 +208,7 @@ export function registerOpenApi(app: FastifyInstance): void {
           name: 'webhooks',
           description: 'Endpoints that events of the store are to be sent to (scope write)',
         },
+        { name: 'imports', description: 'Bring a catalogue in (Shopify product CSV) and out' },
         { name: 'health', description: 'For load balancers and orchestrators; no key needed' },
       ],
       components: {

@@ -1,0 +1,135 @@
+import { stringify } from 'csv-stringify/sync'
+import {
+  listProductsOldestFirst,
+  listVariantsOfProducts,
+} from '../catalog/catalog-export.repository.js'
+import { rowToProduct, rowToVariant } from '../catalog/catalog.mappers.js'
+import type { Product, Variant } from '../catalog/catalog.schemas.js'
+import type { Executor } from '../db/schema.js'
+import { toIso } from '../db/values.js'
+import { exportHeader } from './shopify-columns.js'
+
+/** Products read (and written out) per page. */
+const PAGE_SIZE = 200
+
+/** Shopify's columns for options: a product's first three at least. */
+const MIN_OPTION_COLUMNS = 3
+
+/**
+ * The store's catalogue as a Shopify product CSV, in pieces of text: the header, then one
+ * piece per page of products. Memory holds one page. The classic columns, then the export's
+ * own (product price, compare-at price, sku, barcode, tax rate; the variant's name), which an
+ * import reads back, so `import(export(store))` gives the same catalogue.
+ *
+ * A product's options are Shopify's OptionN Name / OptionN Value columns, names on its first
+ * row: as many as the product in the store with the most option names needs (three at
+ * least), which a first pass over the store finds.
+ */
+export async function* exportCatalog(db: Executor, storeId: string): AsyncGenerator<string> {
+  let optionCount = MIN_OPTION_COLUMNS
+  for await (const page of pages(db, storeId)) {
+    for (const { variants } of page) {
+      optionCount = Math.max(optionCount, optionNames(variants).length)
+    }
+  }
+  const header = exportHeader(optionCount)
+  yield stringify([header], { eof: true, record_delimiter: 'unix' })
+  for await (const page of pages(db, storeId)) {
+    const records: string[][] = []
+    for (const { product, variants } of page) {
+      records.push(...productRecords(product, variants, optionCount))
+    }
+    yield stringify(records, { record_delimiter: 'unix' })
+  }
+}
+
+async function* pages(
+  db: Executor,
+  storeId: string,
+): AsyncGenerator<{ product: Product; variants: Variant[] }[]> {
+  let after: { createdAt: string; id: string } | undefined
+  for (;;) {
+    const rows = await listProductsOldestFirst(db, storeId, after, PAGE_SIZE)
+    if (rows.length === 0) return
+    const variants = await listVariantsOfProducts(
+      db,
+      storeId,
+      rows.map((row) => row.id),
+    )
+    const byProduct = new Map<string, Variant[]>()
+    for (const row of variants) {
+      const list = byProduct.get(row.product_id) ?? []
+      list.push(rowToVariant(row))
+      byProduct.set(row.product_id, list)
+    }
+    yield rows.map((row) => ({
+      product: rowToProduct(row),
+      variants: byProduct.get(row.id) ?? [],
+    }))
+    const last = rows.at(-1)!
+    after = { createdAt: toIso(last.created_at), id: last.id }
+    if (rows.length < PAGE_SIZE) return
+  }
+}
+
+/** A product's option names: every name its variants use, in the order they first appear. */
+function optionNames(variants: Variant[]): string[] {
+  const names = new Set<string>()
+  for (const variant of variants) for (const name of Object.keys(variant.options)) names.add(name)
+  return [...names]
+}
+
+const amount = (value: number | null) => (value === null ? '' : String(value))
+
+/** The rows of one product: as many as its variants or its images, one at least. */
+function productRecords(product: Product, variants: Variant[], optionCount: number): string[][] {
+  let names = optionNames(variants)
+  // Shopify's variant of a product without options: the single option Title = Default Title.
+  const defaultTitle = names.length === 0 && variants.length > 0
+  if (defaultTitle) names = ['Title']
+  const count = Math.max(1, variants.length, product.images.length)
+  const records: string[][] = []
+  for (let i = 0; i < count; i++) {
+    const first = i === 0
+    const variant = variants[i]
+    const image = product.images[i]
+    const options: string[] = []
+    for (let n = 0; n < optionCount; n++) {
+      const name = names[n]
+      options.push(first && name !== undefined ? name : '')
+      options.push(
+        variant && name !== undefined
+          ? defaultTitle
+            ? 'Default Title'
+            : (variant.options[name] ?? '')
+          : '',
+      )
+    }
+    records.push([
+      product.slug,
+      first ? product.name : '',
+      first ? (product.description ?? '') : '',
+      first ? (product.vendor ?? '') : '',
+      first ? (product.productType ?? '') : '',
+      first ? product.tags.join(', ') : '',
+      first ? (product.status === 'active' ? 'TRUE' : 'FALSE') : '',
+      ...options,
+      variant?.sku ?? '',
+      variant?.weightGrams === null || variant === undefined ? '' : String(variant.weightGrams),
+      variant ? amount(variant.price) : '',
+      variant ? amount(variant.compareAtPrice) : '',
+      variant?.barcode ?? '',
+      image?.url ?? '',
+      image ? String(i + 1) : '',
+      image?.alt ?? '',
+      first ? product.status : '',
+      first ? amount(product.price) : '',
+      first ? amount(product.compareAtPrice) : '',
+      first ? (product.sku ?? '') : '',
+      first ? (product.barcode ?? '') : '',
+      first ? amount(product.taxRate) : '',
+      variant?.name ?? '',
+    ])
+  }
+  return records
+}

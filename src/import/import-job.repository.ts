@@ -1,0 +1,103 @@
+import type { Executor, ImportTable } from '../db/schema.js'
+import type { Selectable } from 'kysely'
+
+export type ImportRow = Selectable<ImportTable>
+
+/** The counts and errors of an import as it goes (or as it ended). */
+export interface ImportCounts {
+  rows_processed: number
+  products_created: number
+  products_updated: number
+  variants_created: number
+  variants_updated: number
+  rows_failed: number
+  columns_not_stored: string
+  errors: string
+}
+
+export async function insertImport(
+  db: Executor,
+  row: { store_id: string; id: string; instance_id: string; created_at: string },
+): Promise<ImportRow> {
+  return db
+    .insertInto('imports')
+    .values({ ...row, status: 'running', heartbeat_at: row.created_at })
+    .returningAll()
+    .executeTakeFirstOrThrow()
+}
+
+export async function findImport(
+  db: Executor,
+  storeId: string,
+  id: string,
+): Promise<ImportRow | undefined> {
+  return db
+    .selectFrom('imports')
+    .selectAll()
+    .where('store_id', '=', storeId)
+    .where('id', '=', id)
+    .executeTakeFirst()
+}
+
+/** Writes the import's counts so far; only while it is running (a sweep may have failed it). */
+export async function updateImportCounts(
+  db: Executor,
+  storeId: string,
+  id: string,
+  counts: ImportCounts,
+  now: string,
+): Promise<void> {
+  await db
+    .updateTable('imports')
+    .set({ ...counts, heartbeat_at: now })
+    .where('store_id', '=', storeId)
+    .where('id', '=', id)
+    .where('status', '=', 'running')
+    .execute()
+}
+
+export async function finishImport(
+  db: Executor,
+  storeId: string,
+  id: string,
+  end: { status: 'succeeded' | 'failed'; failure_reason: string | null; finished_at: string },
+  counts: ImportCounts | undefined,
+): Promise<void> {
+  await db
+    .updateTable('imports')
+    .set({ ...counts, ...end })
+    .where('store_id', '=', storeId)
+    .where('id', '=', id)
+    .where('status', '=', 'running')
+    .execute()
+}
+
+/** Tells that the imports this process runs are alive. */
+export async function beatImports(db: Executor, instanceId: string, now: string): Promise<void> {
+  await db
+    .updateTable('imports')
+    .set({ heartbeat_at: now })
+    .where('instance_id', '=', instanceId)
+    .where('status', '=', 'running')
+    .execute()
+}
+
+/**
+ * Marks failed the running imports whose process stopped telling it runs them (killed, or
+ * stopped before they ended): their heartbeat is older than `staleBefore`, or their process
+ * is one known to be gone. Returns how many.
+ */
+export async function failStaleImports(
+  db: Executor,
+  staleBefore: string,
+  reason: string,
+  now: string,
+): Promise<number> {
+  const result = await db
+    .updateTable('imports')
+    .set({ status: 'failed', failure_reason: reason, finished_at: now })
+    .where('status', '=', 'running')
+    .where('heartbeat_at', '<', staleBefore)
+    .executeTakeFirst()
+  return Number(result.numUpdatedRows)
+}

@@ -1,0 +1,254 @@
+import { createReadStream, createWriteStream } from 'node:fs'
+import { mkdir, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { Transform, type Readable } from 'node:stream'
+import { pipeline } from 'node:stream/promises'
+import type { Database } from '../db/database.js'
+import { newId, toIso } from '../db/values.js'
+import { AppError } from '../errors.js'
+import {
+  beatImports,
+  failStaleImports,
+  findImport,
+  finishImport,
+  insertImport,
+  updateImportCounts,
+  type ImportCounts,
+  type ImportRow,
+} from './import-job.repository.js'
+import { importCatalog, type ImportSummary } from './import.service.js'
+import type { ImportError } from './product-mapping.js'
+
+/** An import as GET /imports/:id shows it. */
+export interface ImportRecord {
+  id: string
+  status: 'running' | 'succeeded' | 'failed'
+  rowsProcessed: number
+  productsCreated: number
+  productsUpdated: number
+  variantsCreated: number
+  variantsUpdated: number
+  rowsFailed: number
+  columnsNotStored: string[]
+  errors: ImportError[]
+  failureReason: string | null
+  createdAt: string
+  finishedAt: string | null
+}
+
+export interface ImportJobsOptions {
+  /** Largest body accepted, in bytes (IMPORT_MAX_BYTES). */
+  maxBytes: number
+  /** Where bodies are kept while their import runs; a folder of the system's temp dir if unset. */
+  directory?: string
+  /** How often a process says its imports are alive, and looks for dead ones. */
+  heartbeatMs?: number
+  /** A running import not heard of for this long is marked failed. */
+  staleMs?: number
+  /** The clock, in milliseconds since the epoch. */
+  now?: () => number
+  /** Told about a background failure that no request sees. */
+  onError?: (error: unknown) => void
+}
+
+export interface ImportJobs {
+  /**
+   * Keeps the body in a file of its own (streamed, counted: over maxBytes is 413), records
+   * the import as running, and starts it in the background. Resolves with its record.
+   */
+  submit(storeId: string, body: Readable): Promise<ImportRecord>
+  get(storeId: string, id: string): Promise<ImportRecord | undefined>
+  /** Marks failed the imports a stopped process left running; then looks again every beat. */
+  start(): Promise<void>
+  /** Stops the imports in progress (each marked failed, with the reason) and the timer. */
+  stop(): Promise<void>
+}
+
+export const STOPPED_REASON =
+  'The service stopped before the import finished; run it again (an import can be repeated safely).'
+
+/** How often progress is written to the import's record, at most. */
+const PROGRESS_INTERVAL_MS = 250
+
+class ImportStopped extends Error {}
+
+/** The import jobs of one process: a component started and stopped by server.ts. */
+export function createImportJobs(database: Database, options: ImportJobsOptions): ImportJobs {
+  const now = options.now ?? Date.now
+  const iso = () => new Date(now()).toISOString()
+  const heartbeatMs = options.heartbeatMs ?? 5000
+  const staleMs = options.staleMs ?? 30_000
+  const directory = options.directory ?? join(tmpdir(), 'catalog-imports')
+  const instanceId = newId()
+  const running = new Map<string, Promise<void>>()
+  let stopping = false
+  let timer: NodeJS.Timeout | undefined
+
+  const sweep = async () => {
+    await database.writeAtomic((db) => beatImports(db, instanceId, iso()))
+    await database.writeAtomic((db) =>
+      failStaleImports(db, new Date(now() - staleMs).toISOString(), STOPPED_REASON, iso()),
+    )
+  }
+
+  const run = async (storeId: string, id: string, file: string) => {
+    let summary: ImportSummary | undefined
+    let lastWrite = now()
+    try {
+      summary = await importCatalog(database, storeId, createReadStream(file), {
+        onProgress: async (_progress, so) => {
+          if (stopping) throw new ImportStopped()
+          if (now() - lastWrite < PROGRESS_INTERVAL_MS) return
+          lastWrite = now()
+          await database.writeAtomic((db) =>
+            updateImportCounts(db, storeId, id, countsOf(so), iso()),
+          )
+        },
+      })
+      const refused = isRefusal(summary)
+      await database.writeAtomic((db) =>
+        finishImport(
+          db,
+          storeId,
+          id,
+          {
+            status: refused ? 'failed' : 'succeeded',
+            failure_reason: refused
+              ? `The file was refused: ${summary!.errors[0]!.message}.`
+              : null,
+            finished_at: iso(),
+          },
+          countsOf(summary!),
+        ),
+      )
+    } catch (error) {
+      const reason =
+        error instanceof ImportStopped
+          ? STOPPED_REASON
+          : 'The import stopped on an error of the service; run it again (an import can be repeated safely).'
+      if (!(error instanceof ImportStopped)) options.onError?.(error)
+      await database
+        .writeAtomic((db) =>
+          finishImport(
+            db,
+            storeId,
+            id,
+            { status: 'failed', failure_reason: reason, finished_at: iso() },
+            undefined,
+          ),
+        )
+        .catch((failure: unknown) => options.onError?.(failure))
+    } finally {
+      await rm(file, { force: true })
+    }
+  }
+
+  return {
+    async submit(storeId, body) {
+      if (stopping)
+        throw new AppError('unavailable', 'The service is shutting down; retry shortly.')
+      const id = newId()
+      await mkdir(directory, { recursive: true })
+      const file = join(directory, `${id}.csv`)
+      try {
+        await pipeline(body, byteLimit(options.maxBytes), createWriteStream(file))
+      } catch (error) {
+        await rm(file, { force: true })
+        throw error
+      }
+      let row: ImportRow
+      try {
+        row = await database.writeAtomic((db) =>
+          insertImport(db, { store_id: storeId, id, instance_id: instanceId, created_at: iso() }),
+        )
+      } catch (error) {
+        await rm(file, { force: true })
+        throw error
+      }
+      const job = run(storeId, id, file).finally(() => running.delete(id))
+      running.set(id, job)
+      return rowToRecord(row)
+    },
+    async get(storeId, id) {
+      const row = await findImport(database.kysely, storeId, id)
+      return row && rowToRecord(row)
+    },
+    async start() {
+      await sweep()
+      timer = setInterval(() => {
+        sweep().catch((error: unknown) => options.onError?.(error))
+      }, heartbeatMs)
+      timer.unref()
+    },
+    async stop() {
+      stopping = true
+      if (timer) clearInterval(timer)
+      await Promise.all(running.values())
+    },
+  }
+}
+
+/** Whether the file was refused whole (a summary of one invalid_csv error and no rows). */
+function isRefusal(summary: ImportSummary): boolean {
+  return (
+    summary.rowsProcessed === 0 &&
+    summary.errors.length === 1 &&
+    summary.errors[0]!.error === 'invalid_csv'
+  )
+}
+
+/** Passes bytes through until `max`, then fails with 413. */
+function byteLimit(max: number): Transform {
+  let seen = 0
+  return new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      seen += chunk.length
+      if (seen > max) {
+        done(
+          new AppError(
+            'payload_too_large',
+            `The file is larger than the ${max} bytes an import accepts (IMPORT_MAX_BYTES).`,
+          ),
+        )
+        return
+      }
+      done(null, chunk)
+    },
+  })
+}
+
+function countsOf(summary: ImportSummary): ImportCounts {
+  return {
+    rows_processed: summary.rowsProcessed,
+    products_created: summary.productsCreated,
+    products_updated: summary.productsUpdated,
+    variants_created: summary.variantsCreated,
+    variants_updated: summary.variantsUpdated,
+    rows_failed: summary.rowsFailed,
+    columns_not_stored: JSON.stringify(summary.columnsNotStored),
+    errors: JSON.stringify(summary.errors.slice(0, 1000)),
+  }
+}
+
+function fromJson<T>(value: string | T): T {
+  return typeof value === 'string' ? (JSON.parse(value) as T) : value
+}
+
+function rowToRecord(row: ImportRow): ImportRecord {
+  return {
+    id: row.id,
+    status: row.status as ImportRecord['status'],
+    rowsProcessed: row.rows_processed,
+    productsCreated: row.products_created,
+    productsUpdated: row.products_updated,
+    variantsCreated: row.variants_created,
+    variantsUpdated: row.variants_updated,
+    rowsFailed: row.rows_failed,
+    columnsNotStored: fromJson<string[]>(row.columns_not_stored),
+    errors: fromJson(row.errors as string | ImportError[]),
+    failureReason: row.failure_reason,
+    createdAt: toIso(row.created_at),
+    finishedAt: row.finished_at === null ? null : toIso(row.finished_at),
+  }
+}

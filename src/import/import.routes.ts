@@ -1,0 +1,205 @@
+import { Readable } from 'node:stream'
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import type { FastifyInstance, FastifySchemaCompiler } from 'fastify'
+import { Type } from 'typebox'
+import { principalOf } from '../auth/auth.hook.js'
+import type { Database } from '../db/database.js'
+import { isUuid } from '../db/values.js'
+import { AppError } from '../errors.js'
+import { ErrorBody, Nullable, Timestamp, withErrors } from '../http/schemas.js'
+import { createValidatorCompiler } from '../http/validation.js'
+import { exportCatalog } from './export.service.js'
+import type { ImportJobs } from './import-jobs.js'
+
+const PREFIX = '/api/commerce/v1'
+
+const ImportErrorSchema = Type.Object({
+  row: Type.Integer({ description: 'The record as a spreadsheet numbers it: the header is row 1' }),
+  handle: Type.String(),
+  field: Nullable(Type.String({ description: 'The column, as the file names it' })),
+  error: Type.String({
+    description:
+      'validation_failed, duplicate_sku, duplicate_options, duplicate_slug, invalid_transition or invalid_csv',
+  }),
+  message: Type.String(),
+})
+
+export const ImportRecordSchema = Type.Object({
+  id: Type.String({ format: 'uuid' }),
+  status: Type.Unsafe<'running' | 'succeeded' | 'failed'>({
+    type: 'string',
+    enum: ['running', 'succeeded', 'failed'],
+    description:
+      'succeeded: the file was read to its end (rows may have failed: see errors); failed: the ' +
+      'file was refused, or the import was cut short (see failureReason)',
+  }),
+  rowsProcessed: Type.Integer(),
+  productsCreated: Type.Integer(),
+  productsUpdated: Type.Integer(),
+  variantsCreated: Type.Integer(),
+  variantsUpdated: Type.Integer(),
+  rowsFailed: Type.Integer(),
+  columnsNotStored: Type.Array(Type.String()),
+  errors: Type.Array(ImportErrorSchema, { description: 'The first 1,000' }),
+  failureReason: Nullable(Type.String()),
+  createdAt: Timestamp,
+  finishedAt: Nullable(Timestamp),
+})
+
+const IMPORT_EXAMPLE = {
+  id: '019aa9a4-6f2e-7c41-9b0d-3f5e2a8c1d71',
+  status: 'succeeded',
+  rowsProcessed: 17,
+  productsCreated: 2,
+  productsUpdated: 0,
+  variantsCreated: 15,
+  variantsUpdated: 0,
+  rowsFailed: 1,
+  columnsNotStored: ['Variant Inventory Qty', 'SEO Title'],
+  errors: [
+    {
+      row: 17,
+      handle: 'example-hat',
+      field: 'Variant Price',
+      error: 'validation_failed',
+      message: 'must be >= 0',
+    },
+  ],
+  failureReason: null,
+  createdAt: '2026-11-25T01:15:30.123Z',
+  finishedAt: '2026-11-25T01:15:31.456Z',
+}
+
+const ImportResponse = Type.Object(
+  { data: ImportRecordSchema },
+  { examples: [{ data: IMPORT_EXAMPLE }] },
+)
+
+const CSV_BODY = {
+  content: {
+    'text/csv': {
+      schema: {
+        type: 'string',
+        description:
+          'A Shopify product CSV (classic or 2025 column names), up to IMPORT_MAX_BYTES (64 MiB unless configured)',
+      },
+    },
+  },
+}
+
+const CSV_ANSWER = {
+  description: "The store's catalogue as a Shopify product CSV, streamed",
+  content: { 'text/csv': { schema: { type: 'string' } } },
+}
+
+/** The body of POST /imports is a stream, which no schema checks; the rest as usual. */
+const bodyAsStream = (): FastifySchemaCompiler<unknown> => {
+  const usual = createValidatorCompiler()
+  return (route) => (route.httpPart === 'body' ? () => true : usual(route))
+}
+
+function unsupportedType(): AppError {
+  return new AppError('unsupported_media_type', 'The request body must be sent as text/csv.')
+}
+
+/**
+ * POST /imports, GET /imports/:id and GET /exports/products.csv. Registered in a plugin of
+ * their own: its one body parser hands the text/csv body on as a stream (kept in a file by
+ * the import jobs, not in memory), and any other type is 415.
+ */
+export function registerImportRoutes(
+  app: FastifyInstance,
+  database: Database,
+  jobs: ImportJobs,
+): void {
+  app.register(async (scope) => {
+    scope.removeAllContentTypeParsers()
+    scope.addContentTypeParser('text/csv', (_request, payload, done) => done(null, payload))
+    scope.addContentTypeParser('*', (_request, _payload, done) => done(unsupportedType()))
+    const routes = scope.withTypeProvider<TypeBoxTypeProvider>()
+
+    routes.post(
+      `${PREFIX}/imports`,
+      {
+        config: { scope: 'write' },
+        validatorCompiler: bodyAsStream(),
+        schema: {
+          operationId: 'createImport',
+          tags: ['imports'],
+          summary: 'Import a Shopify product CSV in the background',
+          description:
+            'Answers 202 once the file is received; the import runs in the background (GET ' +
+            '/imports/{id} for its progress). Products are matched by handle, variants by sku ' +
+            'then options; nothing is deleted; running the same file again is safe.',
+          body: CSV_BODY,
+          response: withErrors({
+            202: ImportResponse,
+            413: ErrorBody,
+            415: ErrorBody,
+          }),
+        } as never,
+      },
+      async (request, reply) => {
+        if (!(request.body instanceof Readable)) throw unsupportedType()
+        const record = await jobs.submit(principalOf(request).storeId, request.body)
+        reply.code(202)
+        return { data: record }
+      },
+    )
+
+    routes.get(
+      `${PREFIX}/imports/:id`,
+      {
+        config: { scope: 'read' },
+        schema: {
+          operationId: 'getImport',
+          tags: ['imports'],
+          summary: "An import's status, counts and errors",
+          params: Type.Object({ id: Type.String({ description: 'Import id (UUID)' }) }),
+          response: withErrors({ 200: ImportResponse, 404: ErrorBody }),
+        },
+      },
+      async (request) => {
+        const { id } = request.params
+        const record = isUuid(id)
+          ? await jobs.get(principalOf(request).storeId, id.toLowerCase())
+          : undefined
+        if (!record) throw new AppError('not_found', 'No import with this id exists in your store.')
+        return { data: record }
+      },
+    )
+
+    routes.get(
+      `${PREFIX}/exports/products.csv`,
+      {
+        config: { scope: 'read' },
+        schema: {
+          operationId: 'exportProducts',
+          tags: ['imports'],
+          summary: "The store's catalogue as a Shopify product CSV",
+          description:
+            "The classic columns, then the export's own (Product Price, Product Compare At " +
+            'Price, Product SKU, Product Barcode, Product Tax Rate, Variant Name); POST ' +
+            '/imports reads it back.',
+          response: withErrors({ 200: CSV_ANSWER }),
+        } as never,
+      },
+      async (request, reply) => {
+        reply.header('content-type', 'text/csv; charset=utf-8')
+        reply.header('content-disposition', 'attachment; filename="products.csv"')
+        // The first piece (the header, after a pass over the store) is read before the
+        // answer starts, so a database that is down is a 503, not a cut answer.
+        const pieces = exportCatalog(database.kysely, principalOf(request).storeId)
+        const first = await pieces.next()
+        return reply.send(
+          Readable.from(
+            (async function* () {
+              if (!first.done) yield first.value
+              yield* pieces
+            })(),
+          ),
+        )
+      },
+    )
+  })
+}

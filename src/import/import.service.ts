@@ -1,0 +1,641 @@
+import { CompiledQuery, type Transaction } from 'kysely'
+import { rowToProduct, rowToVariant } from '../catalog/catalog.mappers.js'
+import {
+  CreateProductBody,
+  CreateVariantBody,
+  TRIMMED_FIELDS,
+  UpdateProductBody,
+  type CreateProductInput,
+  type Product,
+  type UpdateProductInput,
+  type UpdateVariantInput,
+  type Variant,
+} from '../catalog/catalog.schemas.js'
+import { listProductRows } from '../catalog/product.repository.js'
+import { createProductWork, updateProductWork } from '../catalog/product.service.js'
+import { normalizeImages, uniqueTags } from '../catalog/record-fields.js'
+import { findProductWithVariants, findVariantBySku } from '../catalog/variant.repository.js'
+import { addVariantWork, optionsKey, updateVariantWork } from '../catalog/variant.service.js'
+import type { Database } from '../db/database.js'
+import type { DB, Executor } from '../db/schema.js'
+import { AppError, type FieldProblem } from '../errors.js'
+import { createValidatorCompiler, toFieldProblems } from '../http/validation.js'
+import { readCsvRecords, type CsvRecord } from './csv-records.js'
+import {
+  clip,
+  mapProduct,
+  type ImportError,
+  type ImportErrorCode,
+  type MappedProduct,
+  type MappedVariant,
+} from './product-mapping.js'
+import { readHeader, type Header } from './shopify-columns.js'
+
+/** What an import did (or, dry, would do): the contract's summary. */
+export interface ImportSummary {
+  rowsProcessed: number
+  productsCreated: number
+  productsUpdated: number
+  variantsCreated: number
+  variantsUpdated: number
+  rowsFailed: number
+  columnsNotStored: string[]
+  errors: ImportError[]
+}
+
+export interface ImportProgress {
+  /** Rows whose product was written (or checked, or refused): each product's all at once. */
+  rowsProcessed: number
+  /** Bytes of the file read so far. */
+  bytes: number
+}
+
+export interface ImportOptions {
+  /** Read and check everything, write nothing: the summary a real run would give. */
+  dryRun?: boolean
+  /** Told after each batch of products is written (or checked). */
+  onProgress?: (progress: ImportProgress, summary: ImportSummary) => void | Promise<void>
+  /** Errors kept in the summary (rowsFailed counts them all): 1,000 unless given. */
+  maxErrors?: number
+  batch?: Partial<BatchBound>
+}
+
+/**
+ * How much one transaction of an import holds. SQLite has one writer: while a batch runs,
+ * API writes queue and reads wait for it, so a batch ends once it has run `maxMs` (the
+ * product in progress is finished first) or written `maxProducts`. On PostgreSQL a batch
+ * locks only the rows it writes; the same bound keeps transactions short.
+ */
+export interface BatchBound {
+  maxProducts: number
+  maxMs: number
+}
+
+export const DEFAULT_BATCH: Record<Database['dialect'], BatchBound> = {
+  sqlite: { maxProducts: 500, maxMs: 20 },
+  postgres: { maxProducts: 500, maxMs: 200 },
+}
+
+/** The summary kept of a refused file: one invalid_csv error, nothing else. */
+function refused(message: string, row = 1): ImportSummary {
+  return {
+    ...emptySummary(),
+    errors: [{ row, handle: '', field: null, error: 'invalid_csv', message }],
+  }
+}
+
+export function emptySummary(): ImportSummary {
+  return {
+    rowsProcessed: 0,
+    productsCreated: 0,
+    productsUpdated: 0,
+    variantsCreated: 0,
+    variantsUpdated: 0,
+    rowsFailed: 0,
+    columnsNotStored: [],
+    errors: [],
+  }
+}
+
+/**
+ * Imports a Shopify product CSV into a store: read as a stream, grouped by handle, mapped,
+ * checked by the API's own schemas, and written through the services' units of work (so
+ * every change is the change, and has the event, that the same request to the API makes).
+ * Each product is written whole or not at all (a savepoint each); products are written in
+ * batches, one transaction per batch (see BatchBound).
+ */
+export async function importCatalog(
+  database: Database,
+  storeId: string,
+  input: AsyncIterable<Buffer | string>,
+  options: ImportOptions = {},
+): Promise<ImportSummary> {
+  const dryRun = options.dryRun ?? false
+  const maxErrors = options.maxErrors ?? 1000
+  const bound = { ...DEFAULT_BATCH[database.dialect], ...options.batch }
+  const summary = emptySummary()
+  const progress: ImportProgress = { rowsProcessed: 0, bytes: 0 }
+  const dry = dryRun ? new DryRunState() : undefined
+  const report = (errors: ImportError[]) => {
+    for (const error of errors) if (summary.errors.length < maxErrors) summary.errors.push(error)
+  }
+
+  let header: Header | undefined
+  let group: { handle: string; records: CsvRecord[] } | undefined
+  let pending: MappedProduct[] = []
+
+  const flush = async () => {
+    while (pending.length > 0) {
+      const outcomes = dry
+        ? await checkBatch(database.kysely, storeId, pending, dry)
+        : await database.write((tx) => writeBatch(tx, storeId, pending, bound))
+      pending.slice(0, outcomes.length).forEach((product, i) => {
+        const outcome = outcomes[i]!
+        summary.rowsProcessed += product.rows.length
+        if (outcome.errors.length > 0) {
+          summary.rowsFailed += product.rows.length
+          report(outcome.errors)
+        } else {
+          if (outcome.created) summary.productsCreated++
+          if (outcome.updated) summary.productsUpdated++
+          summary.variantsCreated += outcome.variantsCreated
+          summary.variantsUpdated += outcome.variantsUpdated
+        }
+      })
+      pending = pending.slice(outcomes.length)
+      progress.rowsProcessed = summary.rowsProcessed
+      await options.onProgress?.(progress, summary)
+    }
+  }
+  const close = async () => {
+    if (group && header) {
+      pending.push(mapProduct(header, group.handle, group.records))
+      if (pending.length >= bound.maxProducts) await flush()
+    }
+    group = undefined
+  }
+
+  for await (const item of readCsvRecords(input)) {
+    if (item.kind === 'failure') {
+      if (!header) return refused(item.message, item.row)
+      // The product being read is not whole: it is not imported.
+      if (group) {
+        summary.rowsProcessed += group.records.length
+        summary.rowsFailed += group.records.length
+        group = undefined
+      }
+      summary.errors.length < maxErrors &&
+        summary.errors.push({
+          row: item.row,
+          handle: '',
+          field: null,
+          error: 'invalid_csv',
+          message: `${item.message}; the file is not read from this row on`,
+        })
+      break
+    }
+    progress.bytes = item.bytes
+    if (!header) {
+      header = readHeader(item.fields)
+      if (!header) return refused('the header row has no Handle (or URL handle) column')
+      summary.columnsNotStored = header.notStored
+      continue
+    }
+    const handle = (item.fields[header.index.handle!] ?? '').trim()
+    if (handle === '') {
+      await close()
+      await flush()
+      summary.rowsProcessed++
+      summary.rowsFailed++
+      report([
+        {
+          row: item.row,
+          handle: '',
+          field: header.names[header.index.handle!]!,
+          error: 'validation_failed',
+          message: 'is required: every row names its product',
+        },
+      ])
+      continue
+    }
+    if (group?.handle !== handle) {
+      await close()
+      group = { handle, records: [] }
+    }
+    group.records.push(item)
+  }
+  if (!header) return refused('the file is empty: it has no header row')
+  await close()
+  await flush()
+  return summary
+}
+
+interface Outcome {
+  created: boolean
+  updated: boolean
+  variantsCreated: number
+  variantsUpdated: number
+  errors: ImportError[]
+}
+
+const SAVEPOINT = CompiledQuery.raw('savepoint import_product')
+const RELEASE = CompiledQuery.raw('release import_product')
+const ROLLBACK = CompiledQuery.raw('rollback to import_product')
+
+/**
+ * One transaction of the import: products one after the other, each in a savepoint, until
+ * the batch's bound is reached. Returns one outcome per product written; the caller goes on
+ * with the rest. Run again from the start if PostgreSQL aborts the transaction (deadlock),
+ * so it keeps nothing outside.
+ */
+async function writeBatch(
+  tx: Transaction<DB>,
+  storeId: string,
+  products: MappedProduct[],
+  bound: BatchBound,
+): Promise<Outcome[]> {
+  const started = performance.now()
+  const outcomes: Outcome[] = []
+  for (const product of products) {
+    if (outcomes.length >= bound.maxProducts) break
+    if (outcomes.length > 0 && performance.now() - started >= bound.maxMs) break
+    if (product.errors.length > 0) {
+      outcomes.push(failed(product.errors))
+      continue
+    }
+    await tx.executeQuery(SAVEPOINT)
+    try {
+      const outcome = await importProduct(tx, storeId, product, undefined)
+      await tx.executeQuery(outcome.errors.length > 0 ? ROLLBACK : RELEASE)
+      if (outcome.errors.length > 0) await tx.executeQuery(RELEASE)
+      outcomes.push(outcome)
+    } catch (error) {
+      await tx.executeQuery(ROLLBACK)
+      await tx.executeQuery(RELEASE)
+      throw error
+    }
+  }
+  return outcomes
+}
+
+/** A dry run's batch: the same checks, on reads only, with what the file holds kept here. */
+async function checkBatch(
+  db: Executor,
+  storeId: string,
+  products: MappedProduct[],
+  dry: DryRunState,
+): Promise<Outcome[]> {
+  const outcomes: Outcome[] = []
+  for (const product of products) {
+    outcomes.push(
+      product.errors.length > 0
+        ? failed(product.errors)
+        : await importProduct(db, storeId, product, dry),
+    )
+  }
+  return outcomes
+}
+
+function failed(errors: ImportError[]): Outcome {
+  return { created: false, updated: false, variantsCreated: 0, variantsUpdated: 0, errors }
+}
+
+/**
+ * What the file's earlier products hold, for a dry run, which writes nothing that later
+ * products' checks could meet: their slugs and skus. It grows with the file; a real run
+ * keeps nothing (the database holds what was written).
+ */
+class DryRunState {
+  readonly slugs = new Map<string, string>()
+  readonly skus = new Map<string, string>()
+}
+
+/** The compiled validators of the API's own schemas: one rule, one place. */
+const compile = createValidatorCompiler()
+const validators = {
+  createProduct: compile({ schema: CreateProductBody, httpPart: 'body', method: 'POST', url: '' }),
+  updateProduct: compile({ schema: UpdateProductBody, httpPart: 'body', method: 'PATCH', url: '' }),
+  createVariant: compile({ schema: CreateVariantBody, httpPart: 'body', method: 'POST', url: '' }),
+}
+
+type Validator = (typeof validators)[keyof typeof validators]
+
+/** Problems of `body` by the schema, after the trimming the API does before validation. */
+function check(validator: Validator, body: Record<string, unknown>): FieldProblem[] {
+  for (const field of TRIMMED_FIELDS) {
+    const value = body[field]
+    if (typeof value === 'string') body[field] = value.trim()
+  }
+  if (validator(body) === true) return []
+  return toFieldProblems(
+    (validator as unknown as { errors: Parameters<typeof toFieldProblems>[0] }).errors ?? [],
+  )
+}
+
+/**
+ * Imports (or, with `dry`, checks) one product: found by its slug, created or updated field
+ * by field, its variants matched by sku, then by options, created or updated. A refusal of
+ * the database (a sku another product took meanwhile, say) becomes the row's error; the
+ * caller rolls the product back. Anything else (the database gone) is thrown.
+ */
+async function importProduct(
+  db: Executor,
+  storeId: string,
+  product: MappedProduct,
+  dry: DryRunState | undefined,
+): Promise<Outcome> {
+  const { handle, slug } = product
+  const firstRow = product.rows[0]!
+  const errors: ImportError[] = []
+  const fieldError = (row: number, problems: FieldProblem[], columns: Record<string, string>) => {
+    for (const problem of problems) {
+      const root = problem.field.split('.')[0]!
+      errors.push({
+        row,
+        handle,
+        field: columns[root] ?? problem.field,
+        error: 'validation_failed',
+        message: problem.message,
+      })
+    }
+  }
+  if (dry) {
+    const earlier = dry.slugs.get(slug)
+    if (earlier !== undefined) {
+      return failed([
+        {
+          row: firstRow,
+          handle,
+          field: product.columns.handle ?? 'Handle',
+          error: 'duplicate_slug',
+          message: `an earlier product of the file (handle "${clip(earlier)}") has this handle's slug`,
+        },
+      ])
+    }
+  }
+
+  const [existingRow] = await listProductRows(db, {
+    storeId,
+    filters: { slug },
+    limit: 1,
+  })
+  const existing = existingRow
+    ? await findProductWithVariants(db, storeId, existingRow.id)
+    : undefined
+
+  // The product's own fields, by the rules of a create or of a PATCH.
+  let createInput: CreateProductInput | undefined
+  let patch: UpdateProductInput = {}
+  const current = existing && rowToProduct(existing.product)
+  if (!current) {
+    const body = { ...product.fields } as Record<string, unknown>
+    fieldError(firstRow, check(validators.createProduct, body), product.columns)
+    createInput = body as CreateProductInput
+  } else {
+    const body = { ...product.fields } as Record<string, unknown>
+    fieldError(firstRow, check(validators.updateProduct, body), product.columns)
+    patch = productChanges(current, body as UpdateProductInput)
+    if (patch.status && !allowedTransition(current.status, patch.status)) {
+      errors.push({
+        row: firstRow,
+        handle,
+        field: product.columns.status ?? 'Status',
+        error: 'invalid_transition',
+        message: `cannot go from ${current.status} to ${patch.status}; set it to draft first`,
+      })
+    }
+  }
+
+  // The variants: checked, matched to stored ones, each a create, an update or nothing.
+  const stored = (existing?.variants ?? []).map(rowToVariant)
+  const matched = new Set<string>()
+  const skusInProduct = new Map<string, number>()
+  const optionsInProduct = new Map<string, number>()
+  const plans: {
+    variant: MappedVariant
+    target: Variant | undefined
+    patch: UpdateVariantInput
+  }[] = []
+  for (const variant of product.variants) {
+    const problems = check(validators.createVariant, variant.input as Record<string, unknown>)
+    if (problems.length > 0) {
+      fieldError(variant.row, problems, variantColumns(product, variant))
+      continue
+    }
+    const { sku } = variant.input
+    const key = optionsKey(variant.input.options ?? {})
+    if (sku) {
+      const earlier = skusInProduct.get(sku)
+      if (earlier !== undefined) {
+        errors.push(
+          conflict(
+            variant.row,
+            handle,
+            'Variant SKU',
+            'duplicate_sku',
+            `the sku "${clip(sku)}" is already on row ${earlier}`,
+          ),
+        )
+        continue
+      }
+      skusInProduct.set(sku, variant.row)
+    }
+    if (key !== null) {
+      const earlier = optionsInProduct.get(key)
+      if (earlier !== undefined) {
+        errors.push(
+          conflict(
+            variant.row,
+            handle,
+            'Option1 Value',
+            'duplicate_options',
+            `the same options as row ${earlier}`,
+          ),
+        )
+        continue
+      }
+      optionsInProduct.set(key, variant.row)
+    }
+    let target = sku ? stored.find((v) => v.sku === sku) : undefined
+    // A sku another product holds: in a real run the database's unique index refuses it (no
+    // check-then-insert); a dry run writes nothing, so it looks.
+    if (!target && sku && dry) {
+      const holder = dry.skus.get(sku)
+      const other = holder === undefined ? await findVariantBySku(db, storeId, sku) : undefined
+      if (holder !== undefined || other !== undefined) {
+        errors.push(
+          conflict(
+            variant.row,
+            handle,
+            'Variant SKU',
+            'duplicate_sku',
+            `another product ${holder !== undefined ? `of the file (handle "${clip(holder)}")` : 'of the store'} has the sku "${clip(sku)}"`,
+          ),
+        )
+        continue
+      }
+    }
+    target ??= stored.find((v) => !matched.has(v.id) && optionsKey(v.options) === key)
+    if (target) matched.add(target.id)
+    plans.push({ variant, target, patch: target ? variantChanges(target, variant) : {} })
+  }
+  if (errors.length > 0) return failed(uniqueErrors(errors))
+
+  const outcome: Outcome = {
+    created: !current,
+    updated: false,
+    variantsCreated: 0,
+    variantsUpdated: 0,
+    errors: [],
+  }
+  if (dry) {
+    outcome.updated = Object.keys(patch).length > 0
+    for (const plan of plans) {
+      if (!plan.target) outcome.variantsCreated++
+      else if (Object.keys(plan.patch).length > 0) outcome.variantsUpdated++
+      if (plan.variant.input.sku) dry.skus.set(plan.variant.input.sku, handle)
+    }
+    dry.slugs.set(slug, handle)
+    return outcome
+  }
+
+  // The writes: the services' units of work, in this transaction.
+  let productId: string
+  try {
+    if (!current) {
+      productId = (await createProductWork(storeId, createInput!, slug)(db)).id
+    } else {
+      productId = current.id
+      if (Object.keys(patch).length > 0) {
+        const after = await updateProductWork(storeId, current.id, patch, undefined)(db)
+        outcome.updated = after.version !== current.version
+      }
+    }
+  } catch (error) {
+    return failed([refusal(error, firstRow, handle, product.columns.handle ?? 'Handle')])
+  }
+  for (const plan of plans) {
+    try {
+      if (!plan.target) {
+        await addVariantWork(storeId, productId, plan.variant.input)(db)
+        outcome.variantsCreated++
+      } else if (Object.keys(plan.patch).length > 0) {
+        const after = await updateVariantWork(
+          storeId,
+          productId,
+          plan.target.id,
+          plan.patch,
+          undefined,
+        )(db)
+        if (after.version !== plan.target.version) outcome.variantsUpdated++
+      }
+    } catch (error) {
+      return failed([refusal(error, plan.variant.row, handle, null)])
+    }
+  }
+  return outcome
+}
+
+/** The errors without repeats (a first variant's bad price is also the product's). */
+function uniqueErrors(errors: ImportError[]): ImportError[] {
+  const seen = new Set<string>()
+  return errors.filter((error) => {
+    const key = `${error.row}\u0000${error.field}\u0000${error.message}`
+    if (seen.has(key)) return false
+    seen.add(key)
+    return true
+  })
+}
+
+function conflict(
+  row: number,
+  handle: string,
+  field: string | null,
+  error: ImportErrorCode,
+  message: string,
+): ImportError {
+  return { row, handle, field, error, message }
+}
+
+/** A refusal of a unit of work as the row's error; anything but an AppError is thrown on. */
+function refusal(error: unknown, row: number, handle: string, field: string | null): ImportError {
+  if (!(error instanceof AppError)) throw error
+  const code = error.code
+  const fieldOf: Partial<Record<string, string>> = {
+    duplicate_sku: 'Variant SKU',
+    duplicate_options: 'Option1 Value',
+    duplicate_slug: 'Handle',
+  }
+  if (
+    code === 'duplicate_sku' ||
+    code === 'duplicate_options' ||
+    code === 'duplicate_slug' ||
+    code === 'invalid_transition' ||
+    code === 'validation_failed'
+  ) {
+    const detail = error.details?.[0]
+    return {
+      row,
+      handle,
+      field: detail?.field ?? fieldOf[code] ?? field,
+      error: code,
+      message: detail ? detail.message : error.message,
+    }
+  }
+  throw error
+}
+
+/** The contract's transitions: archived goes back to draft only. */
+function allowedTransition(from: string, to: string): boolean {
+  return from === to || !(from === 'archived' && to === 'active')
+}
+
+/** The columns the fields of a variant's row came from, for its errors. */
+function variantColumns(product: MappedProduct, variant: MappedVariant): Record<string, string> {
+  void variant
+  return {
+    name: 'Variant Name',
+    sku: 'Variant SKU',
+    barcode: 'Variant Barcode',
+    price:
+      product.columns.price === 'Product Price'
+        ? 'Variant Price'
+        : (product.columns.price ?? 'Variant Price'),
+    compare_at_price: 'Variant Compare At Price',
+    weight_grams: 'Variant Grams',
+    options: 'Option1 Value',
+  }
+}
+
+/** The fields of a PATCH that would change the stored product: empty when none would. */
+function productChanges(current: Product, fields: UpdateProductInput): UpdateProductInput {
+  const patch: UpdateProductInput = {}
+  const differs = <T>(a: T, b: T) => a !== b
+  if (fields.name !== undefined && differs(fields.name, current.name)) patch.name = fields.name
+  if (fields.status !== undefined && differs(fields.status, current.status))
+    patch.status = fields.status
+  if (fields.price !== undefined && differs(fields.price, current.price)) patch.price = fields.price
+  const nullable = [
+    ['description', 'description'],
+    ['compare_at_price', 'compareAtPrice'],
+    ['sku', 'sku'],
+    ['barcode', 'barcode'],
+    ['tax_rate', 'taxRate'],
+    ['vendor', 'vendor'],
+    ['product_type', 'productType'],
+  ] as const
+  for (const [field, out] of nullable) {
+    const value = fields[field]
+    if (value !== undefined && differs(value ?? null, current[out]))
+      (patch as Record<string, unknown>)[field] = value
+  }
+  if (fields.tags !== undefined) {
+    const tags = uniqueTags(fields.tags ?? [])
+    if (JSON.stringify(tags) !== JSON.stringify(current.tags)) patch.tags = tags
+  }
+  if (fields.images !== undefined) {
+    const images = normalizeImages(fields.images ?? [])
+    if (JSON.stringify(images) !== JSON.stringify(current.images)) patch.images = images
+  }
+  return patch
+}
+
+/** The fields of a variant's PATCH that would change the stored variant: empty when none. */
+function variantChanges(current: Variant, variant: MappedVariant): UpdateVariantInput {
+  const patch: UpdateVariantInput = {}
+  const input = variant.input
+  const sets = variant.sets
+  if (input.name !== current.name) patch.name = input.name
+  if (sets.has('sku') && (input.sku ?? null) !== current.sku) patch.sku = input.sku ?? null
+  if (sets.has('barcode') && (input.barcode ?? null) !== current.barcode)
+    patch.barcode = input.barcode ?? null
+  if (sets.has('price') && input.price != null && input.price !== current.price)
+    patch.price = input.price
+  if (sets.has('compare_at_price') && (input.compare_at_price ?? null) !== current.compareAtPrice)
+    patch.compare_at_price = input.compare_at_price ?? null
+  if (sets.has('weight_grams') && (input.weight_grams ?? null) !== current.weightGrams)
+    patch.weight_grams = input.weight_grams ?? null
+  if (optionsKey(input.options ?? {}) !== optionsKey(current.options))
+    patch.options = input.options ?? {}
+  return patch
+}

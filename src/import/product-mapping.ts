@@ -1,0 +1,287 @@
+import type { CreateProductInput, CreateVariantInput } from '../catalog/catalog.schemas.js'
+import { SLUG_PATTERN } from '../catalog/catalog.schemas.js'
+import { slugify } from '../catalog/slug.js'
+import type { CsvRecord } from './csv-records.js'
+import { columnName, type Column, type Header } from './shopify-columns.js'
+
+/** The codes an import reports a row with: the contract's, and invalid_csv. */
+export type ImportErrorCode =
+  | 'validation_failed'
+  | 'duplicate_sku'
+  | 'duplicate_options'
+  | 'duplicate_slug'
+  | 'invalid_transition'
+  | 'invalid_csv'
+
+export interface ImportError {
+  /** The record's number as a spreadsheet shows it: the header is row 1. */
+  row: number
+  handle: string
+  /** The column, as the file names it; null when the error is about the row or the file. */
+  field: string | null
+  error: ImportErrorCode
+  message: string
+}
+
+/** The fields of a product the file sets: a column the file lacks leaves its field out. */
+export type ProductFields = Partial<Omit<CreateProductInput, 'status'>> & {
+  status?: 'draft' | 'active' | 'archived'
+}
+
+export interface MappedVariant {
+  row: number
+  /** Every field a create takes; `price` left out when the file gives none. */
+  input: CreateVariantInput
+  /** The fields the file sets (a column it lacks leaves the stored value on an update). */
+  sets: ReadonlySet<keyof CreateVariantInput>
+}
+
+/** One product of the file: all the consecutive rows of one handle, read. */
+export interface MappedProduct {
+  handle: string
+  /** The handle when it is a valid slug, else the slug the part 1 rules make of it. */
+  slug: string
+  rows: number[]
+  fields: ProductFields
+  variants: MappedVariant[]
+  /** Problems found reading the rows; a product with any is skipped whole. */
+  errors: ImportError[]
+  /** The column each field came from, to name it in errors found later. */
+  columns: Record<string, string>
+}
+
+const MAX_HANDLE_SLUG = 128
+const SLUG = new RegExp(SLUG_PATTERN)
+const DECIMAL = /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/
+
+/** A handle kept as the slug when it is one by the PATCH rule, else made into one. */
+export function handleToSlug(handle: string): string {
+  return handle.length <= MAX_HANDLE_SLUG && SLUG.test(handle) ? handle : slugify(handle)
+}
+
+/**
+ * Maps the rows of one handle to a product and its variants, by the contract's table. The
+ * values are not checked against the field rules here (the API's schemas do that, in the
+ * import service); only what cannot be turned into a value at all is reported: a number
+ * that is not one, a value of an option without a name.
+ */
+export function mapProduct(header: Header, handle: string, records: CsvRecord[]): MappedProduct {
+  const first = records[0]!
+  const errors: ImportError[] = []
+  const columns: Record<string, string> = {}
+  const cell = (record: CsvRecord, column: Column): string | undefined => {
+    const i = header.index[column]
+    return i === undefined ? undefined : (record.fields[i] ?? '')
+  }
+  const fail = (row: number, field: string | null, message: string) =>
+    errors.push({ row, handle, field, error: 'validation_failed', message })
+  const number = (record: CsvRecord, column: Column): number | null | undefined => {
+    const text = cell(record, column)?.trim()
+    if (text === undefined || text === '') return text === undefined ? undefined : null
+    if (!DECIMAL.test(text)) {
+      fail(record.row, columnName(header, column), `must be a number, not "${clip(text)}"`)
+      return undefined
+    }
+    return Number(text)
+  }
+
+  for (const record of records) {
+    if (record.fields.length !== header.width) {
+      fail(
+        record.row,
+        null,
+        `has ${record.fields.length} columns where the header has ${header.width}`,
+      )
+    }
+    if (record.invalidUtf8) {
+      const i = record.fields.findIndex((field) => field.includes('\uFFFD'))
+      fail(record.row, i >= 0 ? (header.names[i] ?? null) : null, 'holds bytes that are not UTF-8')
+    }
+  }
+
+  const fields: ProductFields = {}
+  const text = (column: Column, field: keyof ProductFields) => {
+    const value = cell(first, column)
+    if (value === undefined) return
+    columns[field] = columnName(header, column)
+    // A description is kept as written; the other fields are trimmed by the field rules.
+    const empty = field === 'description' ? value === '' : value.trim() === ''
+    ;(fields as Record<string, unknown>)[field] = empty ? null : value
+  }
+  const title = cell(first, 'title')
+  if (title !== undefined && title.trim() !== '') {
+    fields.name = title
+    columns.name = columnName(header, 'title')
+  }
+  text('description', 'description')
+  text('vendor', 'vendor')
+  text('type', 'product_type')
+  text('productSku', 'sku')
+  text('productBarcode', 'barcode')
+  const tags = cell(first, 'tags')
+  if (tags !== undefined) {
+    columns.tags = columnName(header, 'tags')
+    fields.tags = tags
+      .split(',')
+      .map((tag) => tag.trim())
+      .filter((tag) => tag !== '')
+  }
+  const status = readStatus(cell(first, 'status'), cell(first, 'published'))
+  if (status === 'invalid')
+    fail(first.row, columnName(header, 'status'), statusMessage(first, header))
+  else if (status !== undefined) {
+    fields.status = status
+    columns.status = columnName(header, cell(first, 'status')?.trim() ? 'status' : 'published')
+  }
+  const productPrice = number(first, 'productPrice')
+  if (productPrice !== undefined && productPrice !== null) {
+    fields.price = productPrice
+    columns.price = columnName(header, 'productPrice')
+  }
+  const productCompareAt = number(first, 'productCompareAtPrice')
+  if (productCompareAt !== undefined) {
+    fields.compare_at_price = productCompareAt
+    columns.compare_at_price = columnName(header, 'productCompareAtPrice')
+  }
+  const taxRate = number(first, 'productTaxRate')
+  if (taxRate !== undefined) {
+    fields.tax_rate = taxRate
+    columns.tax_rate = columnName(header, 'productTaxRate')
+  }
+
+  // Option names come from the product's first row. Names and values are kept as written
+  // (the API keeps them so); an empty cell is no option.
+  const optionNames = header.options.map((slot) =>
+    slot.name === undefined ? '' : (first.fields[slot.name] ?? ''),
+  )
+  const variants: MappedVariant[] = []
+  const images: { url: string; alt: string | null; position: number; order: number }[] = []
+  for (const record of records) {
+    const src = cell(record, 'imageSrc')?.trim()
+    if (src) {
+      const position = number(record, 'imagePosition')
+      const alt = cell(record, 'imageAlt')
+      images.push({
+        url: src,
+        alt: alt === undefined || alt === '' ? null : alt,
+        position: position ?? Infinity,
+        order: images.length,
+      })
+    }
+    const variant = mapVariant(record)
+    if (variant) variants.push(variant)
+  }
+  if (header.index.imageSrc !== undefined) {
+    columns.images = columnName(header, 'imageSrc')
+    images.sort((a, b) => a.position - b.position || a.order - b.order)
+    fields.images = images.map(({ url, alt }) => ({ url, alt }))
+  }
+  // A product's price is its first variant's, unless the export's own column gives it.
+  if (fields.price === undefined && variants[0]?.input.price != null) {
+    fields.price = variants[0].input.price
+    columns.price = columnName(header, 'price')
+  }
+
+  function mapVariant(record: CsvRecord): MappedVariant | undefined {
+    const options: Record<string, string> = {}
+    let anyValue = false
+    header.options.forEach((slot, n) => {
+      const value = slot.value === undefined ? '' : (record.fields[slot.value] ?? '')
+      if (value === '') return
+      anyValue = true
+      const name = optionNames[n]!
+      if (name === '') {
+        fail(record.row, `Option${n + 1} Name`, `is required when Option${n + 1} Value is given`)
+        return
+      }
+      if (Object.hasOwn(options, name)) {
+        fail(record.row, `Option${n + 1} Name`, `names the option "${clip(name)}" twice`)
+        return
+      }
+      options[name] = value
+    })
+    const sku = cell(record, 'sku')?.trim()
+    const barcode = cell(record, 'barcode')?.trim()
+    const name = cell(record, 'variantName')?.trim()
+    const price = number(record, 'price')
+    const compareAt = number(record, 'compareAtPrice')
+    const grams = number(record, 'grams')
+    const carriesVariant =
+      anyValue ||
+      !!sku ||
+      !!barcode ||
+      !!name ||
+      (price !== undefined && price !== null) ||
+      (compareAt !== undefined && compareAt !== null) ||
+      (grams !== undefined && grams !== null)
+    if (!carriesVariant) return undefined
+    const entries = Object.entries(options)
+    // Shopify's variant of a product without options: the single option Title = Default Title.
+    if (
+      entries.length === 1 &&
+      entries[0]![0].toLowerCase() === 'title' &&
+      entries[0]![1].toLowerCase() === 'default title'
+    ) {
+      delete options[entries[0]![0]]
+    }
+    const values = Object.values(options)
+    const input: CreateVariantInput = {
+      name: name || (values.length === 0 ? 'Default Title' : values.join(' / ')),
+      options,
+    }
+    const sets = new Set<keyof CreateVariantInput>(['name', 'options'])
+    const set = <K extends keyof CreateVariantInput>(
+      field: K,
+      value: CreateVariantInput[K] | undefined,
+    ) => {
+      if (value === undefined) return
+      input[field] = value
+      sets.add(field)
+    }
+    set('sku', sku === undefined ? undefined : sku || null)
+    set('barcode', barcode === undefined ? undefined : barcode || null)
+    if (price !== null) set('price', price)
+    set('compare_at_price', compareAt)
+    set('weight_grams', grams == null ? grams : Math.round(grams))
+    return { row: record.row, input, sets }
+  }
+
+  return {
+    handle,
+    slug: handleToSlug(handle),
+    rows: records.map((record) => record.row),
+    fields,
+    variants,
+    errors,
+    columns,
+  }
+}
+
+/**
+ * Status: `active`, `draft` or `archived` in any case, `unlisted` read as active; without a
+ * Status, Published `true` (any case) is active and anything else draft. Undefined when the
+ * file has neither column.
+ */
+function readStatus(
+  status: string | undefined,
+  published: string | undefined,
+): ProductFields['status'] | 'invalid' | undefined {
+  const value = status?.trim().toLowerCase()
+  if (value) {
+    if (value === 'unlisted') return 'active'
+    if (value === 'active' || value === 'draft' || value === 'archived') return value
+    return 'invalid'
+  }
+  if (published === undefined) return undefined
+  return published.trim().toLowerCase() === 'true' ? 'active' : 'draft'
+}
+
+function statusMessage(first: CsvRecord, header: Header): string {
+  const value = first.fields[header.index.status!] ?? ''
+  return `must be active, draft, archived or unlisted, not "${clip(value.trim())}"`
+}
+
+/** A value quoted in a message, cut to a length a person reads. */
+export function clip(value: string): string {
+  return value.length > 40 ? `${value.slice(0, 40)}…` : value
+}

@@ -1,0 +1,127 @@
+/**
+ * The columns of Shopify's product CSV that the catalogue stores, under their classic names
+ * and their 2025 names (compared without regard to case or surrounding spaces), and the
+ * columns of the export's own for what Shopify's format cannot carry.
+ */
+export const COLUMNS = {
+  handle: ['Handle', 'URL handle'],
+  title: ['Title'],
+  description: ['Body (HTML)', 'Description'],
+  vendor: ['Vendor'],
+  type: ['Type'],
+  tags: ['Tags'],
+  status: ['Status'],
+  published: ['Published', 'Published on online store'],
+  sku: ['Variant SKU', 'SKU'],
+  grams: ['Variant Grams', 'Weight value (grams)'],
+  price: ['Variant Price', 'Price'],
+  compareAtPrice: ['Variant Compare At Price', 'Compare-at price'],
+  barcode: ['Variant Barcode', 'Barcode'],
+  imageSrc: ['Image Src', 'Product image URL'],
+  imagePosition: ['Image Position', 'Image position'],
+  imageAlt: ['Image Alt Text', 'Image alt text'],
+  productPrice: ['Product Price'],
+  productCompareAtPrice: ['Product Compare At Price'],
+  productSku: ['Product SKU'],
+  productBarcode: ['Product Barcode'],
+  productTaxRate: ['Product Tax Rate'],
+  variantName: ['Variant Name'],
+} as const
+
+export type Column = keyof typeof COLUMNS
+
+const BY_NAME = new Map<string, Column>()
+for (const [column, names] of Object.entries(COLUMNS) as [Column, readonly string[]][]) {
+  for (const name of names) BY_NAME.set(name.toLowerCase(), column)
+}
+
+const OPTION_COLUMN = /^option\s*(\d{1,4})\s+(name|value)$/
+
+/** Where each stored column is in the file's records, and what the file holds besides. */
+export interface Header {
+  /** Index of each stored column present in the file. */
+  index: Partial<Record<Column, number>>
+  /** Per option number (1, 2, ...): the indexes of its name and value columns. */
+  options: { name: number | undefined; value: number | undefined }[]
+  /** The header's names, as the file spells them, by index. */
+  names: string[]
+  /** Names of the columns that are not stored, in the file's order. */
+  notStored: string[]
+  /** How many fields each record must have. */
+  width: number
+}
+
+/**
+ * Reads the header row. Undefined when it has no `Handle` (or `URL handle`) column: the
+ * file is then refused whole. A name given twice is read from its first column only.
+ */
+export function readHeader(fields: string[]): Header | undefined {
+  const index: Partial<Record<Column, number>> = {}
+  const options: Header['options'] = []
+  const notStored: string[] = []
+  fields.forEach((raw, i) => {
+    const name = raw.trim().toLowerCase()
+    const column = BY_NAME.get(name)
+    if (column !== undefined && index[column] === undefined) {
+      index[column] = i
+      return
+    }
+    const option = OPTION_COLUMN.exec(name)
+    if (option && Number(option[1]) >= 1) {
+      const n = Number(option[1]) - 1
+      while (options.length <= n) options.push({ name: undefined, value: undefined })
+      const slot = options[n]!
+      const part = option[2] as 'name' | 'value'
+      if (slot[part] === undefined) {
+        slot[part] = i
+        return
+      }
+    }
+    if (raw.trim() !== '') notStored.push(raw.trim())
+  })
+  if (index.handle === undefined) return undefined
+  return {
+    index,
+    options,
+    names: fields.map((name) => name.trim()),
+    notStored,
+    width: fields.length,
+  }
+}
+
+/** The name the file gives a stored column (for error messages): its own spelling. */
+export function columnName(header: Header, column: Column): string {
+  const i = header.index[column]
+  return i === undefined ? COLUMNS[column][0] : header.names[i]!
+}
+
+/** The columns the export writes, in order: Shopify's classic ones, then its own. */
+export function exportHeader(optionCount: number): string[] {
+  const options: string[] = []
+  for (let n = 1; n <= optionCount; n++) options.push(`Option${n} Name`, `Option${n} Value`)
+  return [
+    'Handle',
+    'Title',
+    'Body (HTML)',
+    'Vendor',
+    'Type',
+    'Tags',
+    'Published',
+    ...options,
+    'Variant SKU',
+    'Variant Grams',
+    'Variant Price',
+    'Variant Compare At Price',
+    'Variant Barcode',
+    'Image Src',
+    'Image Position',
+    'Image Alt Text',
+    'Status',
+    'Product Price',
+    'Product Compare At Price',
+    'Product SKU',
+    'Product Barcode',
+    'Product Tax Rate',
+    'Variant Name',
+  ]
+}

@@ -1,0 +1,578 @@
+import assert from 'node:assert/strict'
+import { it } from 'node:test'
+import { createProduct, getProduct } from '../src/catalog/product.service.js'
+import { slugify } from '../src/catalog/slug.js'
+import { addVariant } from '../src/catalog/variant.service.js'
+import type { Database } from '../src/db/database.js'
+import type { ImportSummary } from '../src/import/import.service.js'
+import {
+  catalogue,
+  csv,
+  exportText,
+  importText,
+  SAMPLE_2025,
+  SAMPLE_CLASSIC,
+  unchanged,
+} from './import-helpers.js'
+import { createTestDatabase, describeEachDialect } from './helpers.js'
+
+const HEAD =
+  'Handle,Title,Body (HTML),Vendor,Type,Tags,Published,Option1 Name,Option1 Value,Option2 Name,Option2 Value,Variant SKU,Variant Grams,Variant Price,Variant Compare At Price,Variant Barcode,Image Src,Image Position,Image Alt Text,Status'
+
+async function products(database: Database, store = 'shop'): Promise<Record<string, any>[]> {
+  return catalogue(database, store)
+}
+
+function bySlug(list: Record<string, any>[], slug: string): Record<string, any> {
+  const found = list.find((product) => product.slug === slug)
+  assert.ok(found, `a product with slug ${slug}`)
+  return found
+}
+
+function assertNoErrors(summary: ImportSummary) {
+  assert.deepEqual(summary.errors, [])
+  assert.equal(summary.rowsFailed, 0)
+}
+
+describeEachDialect('import: Shopify samples', (dialect) => {
+  it('the classic sample: 3 products, 16 variants, images, Default Title, grams rounded', async (t) => {
+    const database = await createTestDatabase(t, dialect)
+    const summary = await importText(database, 'shop', { file: SAMPLE_CLASSIC })
+    assertNoErrors(summary)
+    assert.equal(summary.rowsProcessed, 17)
+    assert.equal(summary.productsCreated, 3)
+    assert.equal(summary.variantsCreated, 16)
+    assert.ok(summary.columnsNotStored.includes('Variant Inventory Qty'))
+    assert.ok(summary.columnsNotStored.includes('Product Category'))
+    assert.ok(!summary.columnsNotStored.includes('Variant SKU'))
+    const list = await products(database)
+    assert.deepEqual(
+      list.map((p) => p.slug),
+      ['example-shirt', 'example-pants', 'example-hat'],
+    )
+    const shirt = bySlug(list, 'example-shirt')
+    assert.equal(shirt.name, 'Example T-Shirt')
+    assert.equal(shirt.status, 'active')
+    assert.equal(shirt.vendor, 'Acme')
+    assert.equal(shirt.productType, 'Shirts')
+    assert.deepEqual(shirt.tags, ['Made to Order', 'Shirt Tag'])
+    assert.equal(shirt.price, 25)
+    assert.equal(shirt.variants.length, 12)
+    assert.deepEqual(shirt.variants[0], {
+      name: 'Green / S',
+      sku: 'SRT_COT_111',
+      barcode: '365275101829',
+      price: 25,
+      compareAtPrice: null,
+      options: { Color: 'Green', Size: 'S' },
+      weightGrams: 145,
+    })
+    assert.deepEqual(shirt.variants.map((v: any) => v.name).slice(0, 4), [
+      'Green / S',
+      'Green / M',
+      'Green / L',
+      'Blue / S',
+    ])
+    assert.equal(shirt.images.length, 6)
+    assert.deepEqual(shirt.images[0], {
+      url: 'https://burst.shopifycdn.com/photos/tshirts.jpg?width=1500',
+      alt: 'A rack of T-Shirts',
+    })
+    const pants = bySlug(list, 'example-pants')
+    assert.equal(pants.status, 'draft')
+    assert.deepEqual(
+      pants.variants.map((v: any) => v.weightGrams),
+      [227, 283, 397],
+    )
+    assert.equal(pants.variants[0].compareAtPrice, 64.95)
+    assert.equal(pants.images.length, 4, 'the image-only row adds an image')
+    assert.equal(pants.images[3].alt, 'Large tapered stone wash jeans')
+    const hat = bySlug(list, 'example-hat')
+    assert.equal(hat.status, 'archived')
+    assert.deepEqual(hat.variants, [
+      {
+        name: 'Default Title',
+        sku: 'HAT_GRY_275',
+        barcode: '122327648356',
+        price: 17.99,
+        compareAtPrice: 22.99,
+        options: {},
+        weightGrams: 72,
+      },
+    ])
+    assert.equal(hat.price, 17.99)
+  })
+
+  it('the 2025 sample: its column names, Status Active, later rows without a title', async (t) => {
+    const database = await createTestDatabase(t, dialect)
+    const summary = await importText(database, 'shop', { file: SAMPLE_2025 })
+    assertNoErrors(summary)
+    assert.equal(summary.productsCreated, 2)
+    assert.equal(summary.variantsCreated, 15)
+    assert.ok(summary.columnsNotStored.includes('Option1 Linked To'))
+    const list = await products(database)
+    const tee = bySlug(list, 'physical-product-the-band-t-shirt')
+    assert.equal(tee.name, 'Physical Product “The Band” T-Shirt')
+    assert.equal(tee.status, 'active')
+    assert.equal(tee.price, 19.99)
+    assert.equal(tee.variants.length, 12)
+    assert.deepEqual(tee.variants[1], {
+      name: 'Small / gray',
+      sku: 'TheBandTShirt-SA',
+      barcode: '5784397766',
+      price: 19.99,
+      compareAtPrice: 24.99,
+      options: { Size: 'Small', Color: 'gray' },
+      weightGrams: 150,
+    })
+    // Image position and alt text without an image URL are ignored.
+    assert.equal(tee.images.length, 1)
+    const book = bySlug(list, 'digital-product-the-history-of-rock-music')
+    assert.deepEqual(
+      book.variants.map((v: any) => [v.name, v.price, v.weightGrams]),
+      [
+        ['PDF', 14.99, null],
+        ['Audio', 21.99, null],
+        ['Kindle', 9.99, null],
+      ],
+    )
+    assert.equal(book.price, 14.99)
+  })
+
+  it('a second run of the same file creates and updates nothing', async (t) => {
+    const database = await createTestDatabase(t, dialect)
+    for (const file of [SAMPLE_CLASSIC, SAMPLE_2025]) {
+      const first = await importText(database, 'shop', { file })
+      assertNoErrors(first)
+      const before = await products(database)
+      const again = await importText(database, 'shop', { file })
+      assert.deepEqual(again, unchanged(first.rowsProcessed, first))
+      assert.deepEqual(await products(database), before)
+    }
+  })
+
+  it('--dry-run gives the summary of a real run and writes nothing', async (t) => {
+    const database = await createTestDatabase(t, dialect)
+    const dry = await importText(database, 'shop', { file: SAMPLE_CLASSIC }, { dryRun: true })
+    assert.deepEqual(await products(database), [])
+    const real = await importText(database, 'shop', { file: SAMPLE_CLASSIC })
+    assert.deepEqual(dry, real)
+  })
+})
+
+describeEachDialect('import: the mapping', (dialect) => {
+  it('Status in any case, unlisted as active; Published without Status; price from the first variant', async (t) => {
+    const database = await createTestDatabase(t, dialect)
+    const summary = await importText(
+      database,
+      'shop',
+      csv(
+        'Handle,Title,Status,Variant Price,Option1 Name,Option1 Value',
+        'a,A,ACTIVE,19.990,Size,S',
+        'a,,,5,,M',
+        'b,B,Unlisted,1,,',
+        'c,C,Archived,1,,',
+        'd,D,draft,1,,',
+      ),
+    )
+    assertNoErrors(summary)
+    const list = await products(database)
+    assert.deepEqual(
+      list.map((p) => [p.slug, p.status, p.price]),
+      [
+        ['a', 'active', 19.99],
+        ['b', 'active', 1],
+        ['c', 'archived', 1],
+        ['d', 'draft', 1],
+      ],
+    )
+    assert.deepEqual(
+      list[0]!.variants.map((v: any) => [v.name, v.price]),
+      [
+        ['S', 19.99],
+        ['M', 5],
+      ],
+    )
+    const published = await importText(
+      database,
+      'other',
+      csv('Handle,Title,Published', 'x,X,true', 'y,Y,FALSE', 'z,Z,TRUE', 'w,W,'),
+    )
+    assertNoErrors(published)
+    assert.deepEqual(
+      (await products(database, 'other')).map((p: any) => [p.slug, p.status, p.variants.length]),
+      [
+        ['x', 'active', 0],
+        ['y', 'draft', 0],
+        ['z', 'active', 0],
+        ['w', 'draft', 0],
+      ],
+    )
+  })
+
+  it('a handle that is a valid slug is kept; any other is made into one by the slug rules', async (t) => {
+    const database = await createTestDatabase(t, dialect)
+    const long = 'a'.repeat(128)
+    const handles = ['plain-handle-2', 'Crème Brûlée™', 'Tee 😀 Shirt', long, 'Upper-Case']
+    const summary = await importText(
+      database,
+      'shop',
+      csv('Handle,Title', ...handles.map((h, i) => `${h},Product ${i}`)),
+    )
+    assertNoErrors(summary)
+    assert.deepEqual(
+      (await products(database)).map((p) => p.slug),
+      ['plain-handle-2', slugify('Crème Brûlée™'), slugify('Tee 😀 Shirt'), long, 'upper-case'],
+    )
+  })
+
+  it('tags, description, vendor, type, images ordered by Image Position, grams rounded', async (t) => {
+    const database = await createTestDatabase(t, dialect)
+    const summary = await importText(
+      database,
+      'shop',
+      csv(
+        HEAD,
+        'p,Product,"<p>Hi,\r\n""there""</p>",Acme,Shirts," a, b ,A,, c",TRUE,Size,S,,,SKU-1,99.5,10,12,BC,https://x.test/2.jpg,2,Two,',
+        'p,,,,,,,,M,,,SKU-2,0.4,11,,,https://x.test/1.jpg,1,,',
+        'p,,,,,,,,,,,,,,,,https://x.test/3.jpg,,Three,',
+      ),
+    )
+    assertNoErrors(summary)
+    const [p] = (await products(database)) as any[]
+    assert.equal(p!.description, '<p>Hi,\r\n"there"</p>')
+    assert.deepEqual(p!.tags, ['a', 'b', 'c'])
+    assert.equal(p!.vendor, 'Acme')
+    assert.equal(p!.productType, 'Shirts')
+    assert.equal(p!.status, 'active')
+    assert.deepEqual(p!.images, [
+      { url: 'https://x.test/1.jpg', alt: null },
+      { url: 'https://x.test/2.jpg', alt: 'Two' },
+      { url: 'https://x.test/3.jpg', alt: 'Three' },
+    ])
+    assert.deepEqual(
+      p!.variants.map((v: any) => [
+        v.name,
+        v.sku,
+        v.weightGrams,
+        v.price,
+        v.compareAtPrice,
+        v.barcode,
+      ]),
+      [
+        ['S', 'SKU-1', 100, 10, 12, 'BC'],
+        ['M', 'SKU-2', 0, 11, null, null],
+      ],
+    )
+  })
+
+  it('a BOM, LF line ends and a variant without a price (the product price)', async (t) => {
+    const database = await createTestDatabase(t, dialect)
+    const summary = await importText(
+      database,
+      'shop',
+      `\uFEFFHandle,Title,Product Price,Option1 Name,Option1 Value\nq,Q,7.25,Size,S\nq,,,,M\n`,
+    )
+    assertNoErrors(summary)
+    const [q] = (await products(database)) as any[]
+    assert.equal(q!.price, 7.25)
+    assert.deepEqual(
+      q!.variants.map((v: any) => v.price),
+      [7.25, 7.25],
+    )
+  })
+})
+
+describeEachDialect('import: upserts', (dialect) => {
+  it('matches the product by handle and a variant by sku, then by options; counts only changes', async (t) => {
+    const database = await createTestDatabase(t, dialect)
+    const product = await createProduct(database, 'shop', { name: 'Tee', price: 10 })
+    const slug = product.slug
+    await addVariant(database, 'shop', product.id, {
+      name: 'S',
+      sku: 'TEE-S',
+      price: 10,
+      options: { Size: 'S' },
+    })
+    await addVariant(database, 'shop', product.id, { name: 'M', price: 10, options: { Size: 'M' } })
+    await addVariant(database, 'shop', product.id, {
+      name: 'L',
+      sku: 'TEE-L',
+      options: { Size: 'L' },
+    })
+    const summary = await importText(
+      database,
+      'shop',
+      csv(
+        'Handle,Title,Option1 Name,Option1 Value,Variant SKU,Variant Price',
+        // by sku: the options change; by options: M gets a sku; XL is new.
+        `${slug},Tee,Size,Small,TEE-S,10`,
+        `${slug},,,M,TEE-M,10`,
+        `${slug},,,XL,TEE-XL,12`,
+      ),
+    )
+    assertNoErrors(summary)
+    assert.equal(summary.productsCreated, 0)
+    assert.equal(summary.productsUpdated, 0, 'the product fields are those stored')
+    assert.equal(summary.variantsUpdated, 2)
+    assert.equal(summary.variantsCreated, 1)
+    const after = await getProduct(database, 'shop', product.id)
+    assert.deepEqual(
+      after.variants.map((v) => [v.sku, v.options, v.name]),
+      [
+        ['TEE-S', { Size: 'Small' }, 'Small'],
+        ['TEE-M', { Size: 'M' }, 'M'],
+        ['TEE-L', { Size: 'L' }, 'L'],
+        ['TEE-XL', { Size: 'XL' }, 'XL'],
+      ],
+      'an import never deletes: L stays',
+    )
+    const again = await importText(
+      database,
+      'shop',
+      csv(
+        'Handle,Title,Option1 Name,Option1 Value,Variant SKU,Variant Price',
+        `${slug},Tee,Size,Small,TEE-S,10`,
+        `${slug},,,M,TEE-M,10.5`,
+      ),
+    )
+    assert.equal(again.productsUpdated, 0)
+    assert.equal(again.variantsUpdated, 1, 'only the variant whose price changed')
+    assert.equal(again.variantsCreated, 0)
+  })
+
+  it('duplicate skus: the first holder in file order keeps it; the others are refused whole', async (t) => {
+    const database = await createTestDatabase(t, dialect)
+    const held = await createProduct(database, 'shop', { name: 'Held' })
+    await addVariant(database, 'shop', held.id, { name: 'x', sku: 'STORE-SKU' })
+    const summary = await importText(
+      database,
+      'shop',
+      csv(
+        'Handle,Title,Option1 Name,Option1 Value,Variant SKU',
+        'one,One,Size,S,A',
+        'one,,,M,A',
+        'two,Two,Size,S,B',
+        'three,Three,Size,S,B',
+        'four,Four,Size,S,STORE-SKU',
+        'five,Five,Size,S,C',
+      ),
+    )
+    assert.deepEqual(
+      summary.errors.map((e) => [e.row, e.handle, e.error, e.field]),
+      [
+        [3, 'one', 'duplicate_sku', 'Variant SKU'],
+        [5, 'three', 'duplicate_sku', 'Variant SKU'],
+        [6, 'four', 'duplicate_sku', 'Variant SKU'],
+      ],
+    )
+    assert.equal(summary.rowsFailed, 4)
+    assert.deepEqual(
+      (await products(database)).map((p) => p.slug),
+      ['held', 'two', 'five'],
+      'a product with a bad row is not written at all',
+    )
+    const dry = await importText(
+      database,
+      'dry',
+      csv(
+        'Handle,Title,Option1 Name,Option1 Value,Variant SKU',
+        'two,Two,Size,S,B',
+        'three,Three,Size,S,B',
+      ),
+      { dryRun: true },
+    )
+    assert.deepEqual(
+      dry.errors.map((e) => [e.row, e.error]),
+      [[3, 'duplicate_sku']],
+      'a dry run finds it too',
+    )
+  })
+
+  it('duplicate options in one product are refused', async (t) => {
+    const database = await createTestDatabase(t, dialect)
+    const summary = await importText(
+      database,
+      'shop',
+      csv('Handle,Title,Option1 Name,Option1 Value', 'a,A,Size,S', 'a,,,S', 'b,B,Size,S'),
+    )
+    assert.deepEqual(
+      summary.errors.map((e) => [e.row, e.handle, e.error]),
+      [[3, 'a', 'duplicate_options']],
+    )
+    assert.deepEqual(
+      (await products(database)).map((p) => p.slug),
+      ['b'],
+    )
+  })
+})
+
+describeEachDialect('import: malformed input', (dialect) => {
+  const cases: [string, string | Buffer, (summary: ImportSummary) => void, string[]][] = [
+    [
+      'a price of abc and one of -1',
+      csv('Handle,Title,Variant Price', 'a,A,abc', 'b,B,-1', 'c,C,1'),
+      (s) => {
+        assert.deepEqual(
+          s.errors.map((e) => [e.row, e.handle, e.field, e.error]),
+          [
+            [2, 'a', 'Variant Price', 'validation_failed'],
+            [3, 'b', 'Variant Price', 'validation_failed'],
+          ],
+        )
+        assert.match(s.errors[1]!.message, />= 0/)
+      },
+      ['c'],
+    ],
+    [
+      'rows with too many and too few columns',
+      csv('Handle,Title,Vendor', 'a,A,V,extra', 'b,B', 'c,C,V'),
+      (s) => {
+        assert.deepEqual(
+          s.errors.map((e) => [e.row, e.handle, e.field, e.error]),
+          [
+            [2, 'a', null, 'validation_failed'],
+            [3, 'b', null, 'validation_failed'],
+          ],
+        )
+      },
+      ['c'],
+    ],
+    [
+      'an unterminated quote: the rows before it are imported, the rest refused',
+      csv('Handle,Title', 'a,"A\r\nstill A"', 'b,B', 'c,"C', 'd,D'),
+      (s) => {
+        assert.deepEqual(
+          s.errors.map((e) => [e.row, e.error]),
+          [[4, 'invalid_csv']],
+          'row 4 as a spreadsheet shows it, though it starts on line 5',
+        )
+        // The product being read when the file stops may have had more rows: not whole.
+        assert.equal(s.rowsFailed, 1)
+      },
+      ['a'],
+    ],
+    [
+      'a 1 MiB field',
+      csv('Handle,Title,Body (HTML)', `a,A,"${'x'.repeat(1024 * 1024)}"`, 'b,B,short'),
+      (s) => {
+        assert.deepEqual(
+          s.errors.map((e) => [e.row, e.field, e.error]),
+          [[2, 'Body (HTML)', 'validation_failed']],
+        )
+      },
+      ['b'],
+    ],
+    [
+      'bytes that are not UTF-8',
+      Buffer.concat([
+        Buffer.from('Handle,Title\r\na,A'),
+        Buffer.from([0xff, 0xfe]),
+        Buffer.from('\r\nb,Bé\r\n'),
+      ]),
+      (s) => {
+        assert.deepEqual(
+          s.errors.map((e) => [e.row, e.field, e.error]),
+          [[2, 'Title', 'validation_failed']],
+        )
+      },
+      ['b'],
+    ],
+    [
+      'a row without a handle',
+      csv('Handle,Title', ',A', 'b,B'),
+      (s) =>
+        assert.deepEqual(
+          s.errors.map((e) => [e.row, e.field]),
+          [[2, 'Handle']],
+        ),
+      ['b'],
+    ],
+  ]
+  for (const [what, input, check, kept] of cases) {
+    it(`${what}: reported by row, the rest imported`, async (t) => {
+      const database = await createTestDatabase(t, dialect)
+      const summary = await importText(database, 'shop', input)
+      check(summary)
+      assert.deepEqual(
+        (await products(database)).map((p) => p.slug),
+        kept,
+      )
+    })
+  }
+
+  const refusals: [string, string | Buffer][] = [
+    ['an empty file', ''],
+    ['a header without Handle', csv('Title,Vendor', 'A,V')],
+    ['a file of only a BOM', '\uFEFF'],
+  ]
+  for (const [what, input] of refusals) {
+    it(`${what} is refused whole: one invalid_csv error, nothing written`, async (t) => {
+      const database = await createTestDatabase(t, dialect)
+      const summary = await importText(database, 'shop', input)
+      assert.equal(summary.errors.length, 1)
+      assert.equal(summary.errors[0]!.error, 'invalid_csv')
+      assert.equal(summary.errors[0]!.row, 1)
+      assert.equal(summary.rowsProcessed, 0)
+      assert.deepEqual(await products(database), [])
+    })
+  }
+
+  it('a header with URL handle is read (the 2025 name)', async (t) => {
+    const database = await createTestDatabase(t, dialect)
+    assertNoErrors(await importText(database, 'shop', csv('Title,URL handle', 'A,a')))
+    assert.deepEqual(
+      (await products(database)).map((p) => p.slug),
+      ['a'],
+    )
+  })
+})
+
+describeEachDialect('import: export round trip', (dialect) => {
+  it('import(export(store)) into an empty store gives the same catalogue, variant order included', async (t) => {
+    const database = await createTestDatabase(t, dialect)
+    const a = await createProduct(database, 'src', {
+      name: 'Crème, "Brûlée"',
+      description: 'Line one\nline "two", three',
+      status: 'active',
+      price: 12.3456,
+      compare_at_price: 20,
+      sku: 'PROD-SKU',
+      barcode: 'PB',
+      tax_rate: 7.7,
+      vendor: 'V',
+      product_type: 'T',
+      tags: ['x', 'Y z'],
+      images: [
+        { url: 'https://img.test/1.png', alt: 'one' },
+        { url: 'https://img.test/2.png' },
+        { url: 'https://img.test/3.png', alt: 'three' },
+      ],
+    })
+    await addVariant(database, 'src', a.id, {
+      name: 'Big red',
+      options: { size: 'L', color: 'red' },
+      price: 1,
+      position: 5,
+      weight_grams: 0,
+    })
+    await addVariant(database, 'src', a.id, {
+      name: 'Small',
+      options: { size: 'S', material: 'wool', fit: 'slim', neck: 'v' },
+      sku: 'V-S',
+      barcode: 'B1',
+      compare_at_price: 3,
+      position: 2,
+    })
+    await addVariant(database, 'src', a.id, { name: 'No options' })
+    await createProduct(database, 'src', { name: 'Bare' })
+    const b = await createProduct(database, 'src', { name: 'Archived one', status: 'archived' })
+    await addVariant(database, 'src', b.id, { name: 'Only', price: 0 })
+    const exported = await exportText(database, 'src')
+    const summary = await importText(database, 'dst', exported)
+    assertNoErrors(summary)
+    assert.deepEqual(await products(database, 'dst'), await products(database, 'src'))
+    const again = await importText(database, 'dst', exported)
+    assert.deepEqual(again, unchanged(summary.rowsProcessed, summary))
+  })
+})

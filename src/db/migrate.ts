@@ -10,6 +10,8 @@ import * as sqliteManageCatalog from './migrations/sqlite/2026-11-24T00-manage-c
 import * as sqliteEvents from './migrations/sqlite/2026-11-25T00-events.js'
 import * as postgresWebhooks from './migrations/postgres/2026-11-25T01-webhooks.js'
 import * as sqliteWebhooks from './migrations/sqlite/2026-11-25T01-webhooks.js'
+import * as postgresWebhookDeliveries from './migrations/postgres/2026-11-25T03-webhook-deliveries.js'
+import * as sqliteWebhookDeliveries from './migrations/sqlite/2026-11-25T03-webhook-deliveries.js'
 
 /** Each dialect's migrations, by name; names sort in the order they are applied. */
 const MIGRATIONS: Record<Dialect, Record<string, Migration>> = {
@@ -19,6 +21,7 @@ const MIGRATIONS: Record<Dialect, Record<string, Migration>> = {
     '2026-11-24T00-manage-catalog': sqliteManageCatalog,
     '2026-11-25T00-events': sqliteEvents,
     '2026-11-25T01-webhooks': sqliteWebhooks,
+    '2026-11-25T03-webhook-deliveries': sqliteWebhookDeliveries,
   },
   postgres: {
     '2026-11-21T00-initial': postgresInitial,
@@ -26,6 +29,7 @@ const MIGRATIONS: Record<Dialect, Record<string, Migration>> = {
     '2026-11-24T00-manage-catalog': postgresManageCatalog,
     '2026-11-25T00-events': postgresEvents,
     '2026-11-25T01-webhooks': postgresWebhooks,
+    '2026-11-25T03-webhook-deliveries': postgresWebhookDeliveries,
   },
 }
 

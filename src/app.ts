@@ -18,6 +18,7 @@ import { parseJsonBody } from './http/json-body.js'
 import { registerOpenApi } from './http/openapi.js'
 import { createValidatorCompiler, MERGE_PATCH_TYPE } from './http/validation.js'
 import { createMetrics } from './observability/metrics.js'
+import type { Registry } from 'prom-client'
 import { registerMetricsRoute } from './observability/metrics.routes.js'
 import { logRequest, RequestLogController } from './observability/request-log.js'
 import {
@@ -53,6 +54,8 @@ export interface AppOptions {
   rateLimit?: RateLimitOptions
   /** Webhook endpoints' URL checks; without it, private addresses are refused, names resolved by the system. */
   webhooks?: WebhookOptions
+  /** Metrics of components beside the app (the webhook dispatcher), shown by GET /metrics too. */
+  extraMetrics?: Registry[]
 }
 
 export interface WebhookOptions {
@@ -75,7 +78,7 @@ function requestId(request: IncomingMessage): string {
 /** Builds the HTTP application from its dependencies. It reads no environment. */
 export function buildApp(options: AppOptions): FastifyInstance {
   const { database } = options
-  const metrics = createMetrics(database)
+  const metrics = createMetrics(database, options.extraMetrics)
   const observe = (request: FastifyRequest, reply: FastifyReply) => {
     metrics.recordResponse(request, reply)
     logRequest(request, reply)

@@ -6,6 +6,9 @@ import { createDatabase, type Database } from './db/database.js'
 import { migrateToLatest } from './db/migrate.js'
 import { startEventPruning } from './events/pruning.js'
 import { startIdempotencyPruning } from './idempotency/pruning.js'
+import { Registry } from 'prom-client'
+import { startDispatcher } from './webhooks/dispatcher.js'
+import { createSender } from './webhooks/sender.js'
 
 export interface RunningServer {
   app: FastifyInstance
@@ -55,6 +58,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
   })
   try {
     await migrateToLatest(database)
+    const dispatcherMetrics = new Registry()
     const firstKey = await ensureFirstApiKey(database)
     app = buildApp({
       database,
@@ -70,6 +74,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
       idempotencyKeyTtlSeconds: config.idempotencyKeyTtlSeconds,
       rateLimit: { perMinute: config.rateLimitPerMinute, redisUrl: config.redisUrl },
       webhooks: { allowPrivate: config.webhookAllowPrivate },
+      extraMetrics: [dispatcherMetrics],
     })
     await reportDurability(app, database)
     const url = await app.listen({ host: config.host, port: config.port })
@@ -84,6 +89,19 @@ export async function startServer(config: Config): Promise<RunningServer> {
       intervalMs: EVENT_PRUNING_INTERVAL_MS,
       batchSize: EVENT_PRUNING_BATCH,
       onError: (error) => running.log.warn({ err: error }, 'pruning events failed'),
+    })
+    // Deliveries run beside the HTTP server, never in a request: a slow receiver holds none.
+    const sender = createSender({
+      timeoutMs: config.webhookTimeoutMs,
+      allowPrivate: config.webhookAllowPrivate,
+    })
+    const dispatcher = startDispatcher({
+      database,
+      sender,
+      timeoutMs: config.webhookTimeoutMs,
+      schedule: config.webhookRetrySchedule,
+      log: running.log,
+      registry: dispatcherMetrics,
     })
     return {
       app: running,
@@ -102,6 +120,10 @@ export async function startServer(config: Config): Promise<RunningServer> {
         }
         await pruning.stop()
         await eventPruning.stop()
+        // Attempts in flight finish (within the timeout) and are recorded; any cut short is
+        // due again when its lease ends.
+        await dispatcher.stop()
+        sender.close()
         await database.close()
       },
     }

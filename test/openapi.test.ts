@@ -117,6 +117,8 @@ describe('the OpenAPI document', () => {
       [`GET ${API}/webhook-endpoints/{id}`]: write,
       [`PATCH ${API}/webhook-endpoints/{id}`]: write,
       [`DELETE ${API}/webhook-endpoints/{id}`]: write,
+      [`GET ${API}/webhook-endpoints/{id}/deliveries`]: write,
+      [`POST ${API}/webhook-endpoints/{id}/deliveries/{deliveryId}/retry`]: write,
       'GET /healthz': [],
       'GET /readyz': [],
     }
@@ -159,6 +161,8 @@ describe('the OpenAPI document', () => {
       [`GET ${API}/webhook-endpoints/{id}`]: [...common, '404'],
       [`PATCH ${API}/webhook-endpoints/{id}`]: [...common, '400', '404', '409', '413', '415'],
       [`DELETE ${API}/webhook-endpoints/{id}`]: [...common, '404'],
+      [`GET ${API}/webhook-endpoints/{id}/deliveries`]: [...common, '400', '404'],
+      [`POST ${API}/webhook-endpoints/{id}/deliveries/{deliveryId}/retry`]: [...common, '404'],
     }
     for (const [label, statuses] of Object.entries(expected)) {
       const responses = operations.get(label)!.responses
@@ -489,6 +493,24 @@ describeEachDialect('answers conform to the OpenAPI document', (dialect) => {
     await check(deleteHookLabel, send('DELETE', hookUrl))
     await check(deleteHookLabel, send('DELETE', hookUrl))
     const liveHook = (await send('POST', hooks, hookBody)).json().data
+    const liveHookUrl = `${hooks}/${liveHook.id}`
+    const deliveriesLabel = `GET ${API}/webhook-endpoints/{id}/deliveries`
+    await check(deliveriesLabel, send('GET', `${liveHookUrl}/deliveries`))
+    await check(deliveriesLabel, send('GET', `${liveHookUrl}/deliveries?cursor=x`))
+    await check(deliveriesLabel, send('GET', `${hooks}/${randomUUID()}/deliveries`))
+    await check(deliveriesLabel, send('GET', `${liveHookUrl}/deliveries`, { key: readKey }))
+    await check(deliveriesLabel, send('GET', `${liveHookUrl}/deliveries`, { key: null }))
+    await send('POST', products, json({ name: 'Delivered' }))
+    const delivery = (await send('GET', `${liveHookUrl}/deliveries`)).json().data[0]
+    const retryLabel = `POST ${API}/webhook-endpoints/{id}/deliveries/{deliveryId}/retry`
+    const retryUrl = `${liveHookUrl}/deliveries/${delivery.id}/retry`
+    await check(retryLabel, send('POST', retryUrl))
+    await check(retryLabel, send('POST', `${liveHookUrl}/deliveries/${randomUUID()}/retry`))
+    await check(retryLabel, send('POST', retryUrl, { key: readKey }))
+    await check(retryLabel, send('POST', retryUrl, { key: null }))
+    await check(retryLabel, send('POST', retryUrl, { payload: '{' }))
+    await check(retryLabel, send('POST', retryUrl, huge))
+    await check(retryLabel, send('POST', retryUrl, { payload: 'x', contentType: 'text/plain' }))
 
     // Unexpected failures: 500, with the error body.
     const broken = await buildBrokenWriteApp(t, api.database)
@@ -502,6 +524,7 @@ describeEachDialect('answers conform to the OpenAPI document', (dialect) => {
       [createHookLabel, hooks],
       [patchHookLabel, `${hooks}/${liveHook.id}`],
       [deleteHookLabel, `${hooks}/${liveHook.id}`],
+      [retryLabel, `${hooks}/${liveHook.id}/deliveries/${randomUUID()}/retry`],
     ] as const) {
       const response = await broken.inject({
         method: label.split(' ', 1)[0] as 'POST',
@@ -547,6 +570,8 @@ describeEachDialect('answers conform to the OpenAPI document', (dialect) => {
     await check(listHooksLabel, send('GET', hooks))
     await check(getHookLabel, send('GET', `${hooks}/${liveHook.id}`))
     await check(patchHookLabel, send('PATCH', `${hooks}/${liveHook.id}`, json({ enabled: true })))
+    await check(deliveriesLabel, send('GET', `${liveHookUrl}/deliveries`))
+    await check(retryLabel, send('POST', retryUrl))
     await check(deleteHookLabel, send('DELETE', `${hooks}/${liveHook.id}`))
     await check('GET /readyz', send('GET', '/readyz', { key: null }))
 
@@ -567,6 +592,8 @@ describeEachDialect('answers conform to the OpenAPI document', (dialect) => {
       `${createHookLabel} 409`,
       `${patchHookLabel} 409`,
       `${deleteHookLabel} 409`,
+      `${deliveriesLabel} 500`,
+      `${retryLabel} 409`,
       `${deleteLabel} 409`,
       `${deleteVariantLabel} 409`,
     ])

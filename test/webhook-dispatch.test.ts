@@ -271,3 +271,95 @@ it(
     assert.deepEqual(receiver.rejected, [])
   },
 )
+
+describeEachDialect('webhook deliveries routes', (dialect) => {
+  it('lists an endpoint deliveries newest first, paged, in its store only', async (t) => {
+    const s = await setup(t, dialect)
+    const endpoint = await s.endpoint('/list')
+    const products = []
+    for (let i = 0; i < 5; i++) products.push(await s.api.createProduct({ name: `P${i}` }))
+    const events = await readFeed(s.api, { atLeast: 5 })
+    const seen: Record<string, any>[] = []
+    let cursor: string | null = null
+    do {
+      const query: string = `?limit=2${cursor ? `&cursor=${cursor}` : ''}`
+      const res = await s.api.get(`/webhook-endpoints/${endpoint}/deliveries${query}`)
+      assert.equal(res.statusCode, 200, res.body)
+      const page = res.json()
+      assert.ok(page.data.length <= 2)
+      seen.push(...page.data)
+      cursor = page.nextCursor
+    } while (cursor)
+    // Newest first by the event's time; events of one millisecond come in no promised order.
+    assert.deepEqual(seen.map((d) => d.eventId).sort(), events.map((e) => e.id).sort())
+    const time = new Map(events.map((e) => [e.id, e.createdAt]))
+    for (let i = 1; i < seen.length; i++) {
+      assert.ok(time.get(seen[i - 1]!.eventId)! >= time.get(seen[i]!.eventId)!)
+    }
+    for (const d of seen) {
+      assert.deepEqual(Object.keys(d).sort(), [
+        'attempts',
+        'eventId',
+        'eventType',
+        'id',
+        'lastAttemptAt',
+        'lastStatusCode',
+        'nextAttemptAt',
+        'status',
+      ])
+      assert.equal(d.status, 'pending')
+      assert.equal(d.eventType, 'product.created')
+    }
+    const other = await s.api.newKey({ store: 'store-b' })
+    let res = await s.api.get(`/webhook-endpoints/${endpoint}/deliveries`, other)
+    assert.equal(res.statusCode, 404, res.body)
+    res = await s.api.request(
+      'POST',
+      `/webhook-endpoints/${endpoint}/deliveries/${seen[0]!.id}/retry`,
+      { key: other },
+    )
+    assert.equal(res.statusCode, 404, res.body)
+    const reader = await s.api.newKey({ scopes: ['read'] })
+    res = await s.api.get(`/webhook-endpoints/${endpoint}/deliveries`, reader)
+    assert.equal(res.statusCode, 403, res.body)
+    res = await s.api.get(`/webhook-endpoints/${endpoint}/deliveries?cursor=nonsense`)
+    assert.equal(res.statusCode, 400, res.body)
+  })
+
+  it('a manual retry makes one more attempt now; a failed delivery failing again stays failed', async (t) => {
+    let up = false
+    const s = await setup(t, dialect, () => (up ? 200 : 500), { schedule: [1] })
+    const endpoint = await s.endpoint('/retry')
+    s.dispatch()
+    await s.api.createProduct({ name: 'Shirt' })
+    const listed = async () =>
+      (await s.api.get(`/webhook-endpoints/${endpoint}/deliveries`)).json().data[0]
+    await until(async () => (await listed()).status === 'failed', 8000, 'failed')
+    let delivery = await listed()
+    assert.equal(delivery.attempts, 2)
+    assert.equal(delivery.lastStatusCode, 500)
+    assert.equal(delivery.nextAttemptAt, null)
+
+    const retry = () =>
+      s.api.request('POST', `/webhook-endpoints/${endpoint}/deliveries/${delivery.id}/retry`)
+    let res = await retry()
+    assert.equal(res.statusCode, 200, res.body)
+    assert.equal(res.json().data.status, 'pending')
+    const asked = Date.now()
+    await until(async () => (await listed()).attempts === 3, 3000, 'third attempt')
+    assert.ok(Date.now() - asked < 2500)
+    await until(async () => (await listed()).status === 'failed', 3000, 'failed again')
+    assert.equal(s.receiver.received.length, 3)
+
+    up = true
+    res = await retry()
+    assert.equal(res.statusCode, 200, res.body)
+    await until(async () => (await listed()).status === 'succeeded', 3000, 'succeeded')
+    delivery = await listed()
+    assert.equal(delivery.attempts, 4)
+    assert.equal(delivery.lastStatusCode, 200)
+    res = await s.api.request('POST', `/webhook-endpoints/${endpoint}/deliveries/${endpoint}/retry`)
+    assert.equal(res.statusCode, 404, res.body)
+    assert.deepEqual(s.receiver.rejected, [])
+  })
+})

@@ -203,3 +203,81 @@ export async function findOldestPending(db: Executor): Promise<string | Date | u
     .executeTakeFirst()
   return (row?.oldest as string | Date | null) ?? undefined
 }
+
+/** A delivery as the API lists it. */
+export interface DeliveryRow {
+  id: string
+  event_id: string
+  event_type: string
+  status: 'pending' | 'succeeded' | 'failed'
+  attempts: number
+  last_attempt_at: string | Date | null
+  last_status_code: number | null
+  next_attempt_at: string | Date | null
+  created_at: string | Date
+}
+
+const DELIVERY_COLUMNS = [
+  'id',
+  'event_id',
+  'event_type',
+  'status',
+  'attempts',
+  'last_attempt_at',
+  'last_status_code',
+  'next_attempt_at',
+  'created_at',
+] as const
+
+/** An endpoint's deliveries, newest first, after the position `after` when given. */
+export async function listDeliveryRows(
+  db: Executor,
+  storeId: string,
+  endpointId: string,
+  after: { createdAt: string; id: string } | undefined,
+  limit: number,
+): Promise<DeliveryRow[]> {
+  const postgres = isPostgres(db)
+  let query = db
+    .selectFrom('webhook_deliveries')
+    .select(DELIVERY_COLUMNS)
+    .where('store_id', '=', storeId)
+    .where('endpoint_id', '=', endpointId)
+  if (after !== undefined) {
+    query = query.where(
+      postgres
+        ? sql<boolean>`(created_at, id) < (${after.createdAt}::timestamptz, ${after.id}::uuid)`
+        : sql<boolean>`(created_at, id) < (${after.createdAt}, ${after.id})`,
+    )
+  }
+  return (await query
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(limit)
+    .execute()) as DeliveryRow[]
+}
+
+/**
+ * Makes the delivery pending and due at `now`, for one more attempt, and answers it; undefined
+ * when the endpoint has no such delivery. On PostgreSQL, NOTIFYs the dispatchers at commit.
+ */
+export async function retryDeliveryRow(
+  db: Executor,
+  storeId: string,
+  endpointId: string,
+  id: string,
+  now: string,
+): Promise<DeliveryRow | undefined> {
+  const row = await db
+    .updateTable('webhook_deliveries')
+    .set({ status: 'pending', next_attempt_at: now })
+    .where('store_id', '=', storeId)
+    .where('endpoint_id', '=', endpointId)
+    .where('id', '=', id)
+    .returning(DELIVERY_COLUMNS)
+    .executeTakeFirst()
+  if (row !== undefined && isPostgres(db)) {
+    await sql`select pg_notify(${DELIVERIES_CHANNEL}, current_schema())`.execute(db)
+  }
+  return row as DeliveryRow | undefined
+}

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { it, type TestContext } from 'node:test'
+import { Registry } from 'prom-client'
 import { buildApp } from '../src/app.js'
 import { createApiKey } from '../src/auth/api-key.service.js'
 import { createDatabase, type Database, type Dialect } from '../src/db/database.js'
@@ -150,7 +151,13 @@ describeEachDialect('webhook dispatcher', (dialect) => {
     )
     const down = await s.endpoint('/down')
     const moved = await s.endpoint('/moved')
-    s.dispatch()
+    const logged: { object: Record<string, unknown>; message: string }[] = []
+    const log = {
+      warn: (object: Record<string, unknown>, message: string) => logged.push({ object, message }),
+      error: (object: Record<string, unknown>, message: string) => logged.push({ object, message }),
+    }
+    const registry = new Registry()
+    s.dispatch({ log, registry })
     await s.api.createProduct({ name: 'Shirt' })
     await until(
       async () =>
@@ -171,6 +178,24 @@ describeEachDialect('webhook dispatcher', (dialect) => {
     assert.match(redirected!.last_error!, /redirect/)
     assert.equal(s.receiver.received.filter((r) => r.path === '/target').length, 0)
     assert.equal(s.receiver.received.length, 4)
+    // One line per failed attempt: endpoint, event, status; never the secret.
+    const [event] = await readFeed(s.api, { atLeast: 1 })
+    assert.equal(logged.length, 4)
+    for (const { object, message } of logged) {
+      assert.equal(message, 'webhook delivery attempt failed')
+      assert.ok(object.endpointId === down || object.endpointId === moved)
+      assert.equal(object.eventId, event!.id)
+      assert.ok(object.statusCode === 500 || object.statusCode === 302)
+      const secrets = (
+        await s.api.database.kysely.selectFrom('webhook_endpoints').select('secret').execute()
+      ).map((r) => r.secret)
+      for (const secret of secrets) assert.ok(!JSON.stringify(object).includes(secret.slice(6)))
+    }
+    const metrics = await registry.metrics()
+    assert.match(metrics, /webhook_delivery_attempts_total\{outcome="retry"\} 2/)
+    assert.match(metrics, /webhook_delivery_attempts_total\{outcome="failed"\} 2/)
+    assert.match(metrics, /webhook_delivery_attempts_in_flight 0/)
+    assert.match(metrics, /webhook_oldest_pending_delivery_age_seconds 0/)
   })
 
   it('a dead endpoint does not delay a live one by more than 1 s', async (t) => {

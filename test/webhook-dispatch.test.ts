@@ -260,7 +260,6 @@ it(
     t.after(() => app.close())
     const { key } = await createApiKey(databases[0]!, { store: 'shop', scopes: ['read', 'write'] })
     const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' }
-    // Answers after 20 ms, so that attempts overlap.
     const receiver = await startReceiver(t, () => 200)
     let res = await app.inject({
       method: 'POST',

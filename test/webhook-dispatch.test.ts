@@ -101,7 +101,11 @@ describeEachDialect('webhook dispatcher', (dialect) => {
       for (const r of got) assert.deepEqual(JSON.parse(r.body), event)
     }
     await until(
-      async () => (await deliveriesOf(s.api.database, all)).every((d) => d.status === 'succeeded'),
+      async () =>
+        [
+          ...(await deliveriesOf(s.api.database, all)),
+          ...(await deliveriesOf(s.api.database, created)),
+        ].every((d) => d.status === 'succeeded'),
       5000,
       'succeeded recorded',
     )

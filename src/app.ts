@@ -21,6 +21,7 @@ import { parseJsonBody } from './http/json-body.js'
 import { registerOpenApi } from './http/openapi.js'
 import { createValidatorCompiler, MERGE_PATCH_TYPE } from './http/validation.js'
 import { ABORTED, createMetrics } from './observability/metrics.js'
+import type { Registry } from 'prom-client'
 import { registerMetricsRoute } from './observability/metrics.routes.js'
 import { logAbortedRequest, logRequest, RequestLogController } from './observability/request-log.js'
 import { requestLoggerFactory } from './observability/request-logger.js'
@@ -65,6 +66,8 @@ export interface AppOptions {
   importJobs?: ImportJobs
   /** Largest body of POST /imports when the app makes its own import jobs; 64 MiB if unset. */
   importMaxBytes?: number
+  /** Metrics of components beside the app (the webhook dispatcher), shown by GET /metrics too. */
+  extraMetrics?: Registry[]
 }
 
 export interface WebhookOptions {
@@ -89,7 +92,7 @@ function requestId(request: IncomingMessage): string {
 /** Builds the HTTP application from its dependencies. It reads no environment. */
 export function buildApp(options: AppOptions): FastifyInstance {
   const { database } = options
-  const metrics = createMetrics(database)
+  const metrics = createMetrics(database, options.extraMetrics)
   // Requests whose connection closed before their answer: observed once, as aborted.
   const aborted = new WeakSet<FastifyRequest>()
   const observe = (request: FastifyRequest, reply: FastifyReply) => {

@@ -7,6 +7,9 @@ import { migrateToLatest } from './db/migrate.js'
 import { startEventPruning } from './events/pruning.js'
 import { startIdempotencyPruning } from './idempotency/pruning.js'
 import { createImportJobs } from './import/import-jobs.js'
+import { Registry } from 'prom-client'
+import { startDispatcher } from './webhooks/dispatcher.js'
+import { createSender } from './webhooks/sender.js'
 
 export interface RunningServer {
   app: FastifyInstance
@@ -56,6 +59,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
   })
   try {
     await migrateToLatest(database)
+    const dispatcherMetrics = new Registry()
     const firstKey = await ensureFirstApiKey(database)
     const importJobs = createImportJobs(database, {
       maxBytes: config.importMaxBytes,
@@ -78,6 +82,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
       idempotencyKeyTtlSeconds: config.idempotencyKeyTtlSeconds,
       rateLimit: { perMinute: config.rateLimitPerMinute, redisUrl: config.redisUrl },
       webhooks: { allowPrivate: config.webhookAllowPrivate },
+      extraMetrics: [dispatcherMetrics],
     })
     await reportDurability(app, database)
     const url = await app.listen({ host: config.host, port: config.port })
@@ -92,6 +97,19 @@ export async function startServer(config: Config): Promise<RunningServer> {
       intervalMs: EVENT_PRUNING_INTERVAL_MS,
       batchSize: EVENT_PRUNING_BATCH,
       onError: (error) => running.log.warn({ err: error }, 'pruning events failed'),
+    })
+    // Deliveries run beside the HTTP server, never in a request: a slow receiver holds none.
+    const sender = createSender({
+      timeoutMs: config.webhookTimeoutMs,
+      allowPrivate: config.webhookAllowPrivate,
+    })
+    const dispatcher = startDispatcher({
+      database,
+      sender,
+      timeoutMs: config.webhookTimeoutMs,
+      schedule: config.webhookRetrySchedule,
+      log: running.log,
+      registry: dispatcherMetrics,
     })
     return {
       app: running,
@@ -112,6 +130,10 @@ export async function startServer(config: Config): Promise<RunningServer> {
         await eventPruning.stop()
         // An import still running is stopped and marked failed: running it again is safe.
         await importJobs.stop()
+        // Attempts in flight finish (within the timeout) and are recorded; any cut short is
+        // due again when its lease ends.
+        await dispatcher.stop()
+        sender.close()
         await database.close()
       },
     }

@@ -122,6 +122,8 @@ describe('the OpenAPI document', () => {
       [`POST ${API}/imports`]: write,
       [`GET ${API}/imports/{id}`]: read,
       [`GET ${API}/exports/products.csv`]: read,
+      [`GET ${API}/webhook-endpoints/{id}/deliveries`]: write,
+      [`POST ${API}/webhook-endpoints/{id}/deliveries/{deliveryId}/retry`]: write,
       'GET /healthz': [],
       'GET /readyz': [],
     }
@@ -167,6 +169,8 @@ describe('the OpenAPI document', () => {
       [`POST ${API}/imports`]: ['202', '401', '403', '413', '415', '500', '503'],
       [`GET ${API}/imports/{id}`]: [...common, '404'],
       [`GET ${API}/exports/products.csv`]: common,
+      [`GET ${API}/webhook-endpoints/{id}/deliveries`]: [...common, '400', '404'],
+      [`POST ${API}/webhook-endpoints/{id}/deliveries/{deliveryId}/retry`]: [...common, '404'],
     }
     for (const [label, statuses] of Object.entries(expected)) {
       const responses = operations.get(label)!.responses
@@ -515,6 +519,24 @@ describeEachDialect('answers conform to the OpenAPI document', (dialect) => {
     await check(importGetLabel, send('GET', `${API}/imports/${importId}`, { key: null }))
     await check(exportLabel, send('GET', exportUrl))
     await check(exportLabel, send('GET', exportUrl, { key: null }))
+    const liveHookUrl = `${hooks}/${liveHook.id}`
+    const deliveriesLabel = `GET ${API}/webhook-endpoints/{id}/deliveries`
+    await check(deliveriesLabel, send('GET', `${liveHookUrl}/deliveries`))
+    await check(deliveriesLabel, send('GET', `${liveHookUrl}/deliveries?cursor=x`))
+    await check(deliveriesLabel, send('GET', `${hooks}/${randomUUID()}/deliveries`))
+    await check(deliveriesLabel, send('GET', `${liveHookUrl}/deliveries`, { key: readKey }))
+    await check(deliveriesLabel, send('GET', `${liveHookUrl}/deliveries`, { key: null }))
+    await send('POST', products, json({ name: 'Delivered' }))
+    const delivery = (await send('GET', `${liveHookUrl}/deliveries`)).json().data[0]
+    const retryLabel = `POST ${API}/webhook-endpoints/{id}/deliveries/{deliveryId}/retry`
+    const retryUrl = `${liveHookUrl}/deliveries/${delivery.id}/retry`
+    await check(retryLabel, send('POST', retryUrl))
+    await check(retryLabel, send('POST', `${liveHookUrl}/deliveries/${randomUUID()}/retry`))
+    await check(retryLabel, send('POST', retryUrl, { key: readKey }))
+    await check(retryLabel, send('POST', retryUrl, { key: null }))
+    await check(retryLabel, send('POST', retryUrl, { payload: '{' }))
+    await check(retryLabel, send('POST', retryUrl, huge))
+    await check(retryLabel, send('POST', retryUrl, { payload: 'x', contentType: 'text/plain' }))
 
     // Unexpected failures: 500, with the error body.
     const broken = await buildBrokenWriteApp(t, api.database)
@@ -529,6 +551,7 @@ describeEachDialect('answers conform to the OpenAPI document', (dialect) => {
       [patchHookLabel, `${hooks}/${liveHook.id}`],
       [deleteHookLabel, `${hooks}/${liveHook.id}`],
       [`POST ${API}/imports`, `${API}/imports`],
+      [retryLabel, `${hooks}/${liveHook.id}/deliveries/${randomUUID()}/retry`],
     ] as const) {
       const response = await broken.inject({
         method: label.split(' ', 1)[0] as 'POST',
@@ -588,6 +611,8 @@ describeEachDialect('answers conform to the OpenAPI document', (dialect) => {
     await check(listHooksLabel, send('GET', hooks))
     await check(getHookLabel, send('GET', `${hooks}/${liveHook.id}`))
     await check(patchHookLabel, send('PATCH', `${hooks}/${liveHook.id}`, json({ enabled: true })))
+    await check(deliveriesLabel, send('GET', `${liveHookUrl}/deliveries`))
+    await check(retryLabel, send('POST', retryUrl))
     await check(deleteHookLabel, send('DELETE', `${hooks}/${liveHook.id}`))
     await check('GET /readyz', send('GET', '/readyz', { key: null }))
 
@@ -617,6 +642,8 @@ describeEachDialect('answers conform to the OpenAPI document', (dialect) => {
       `${createHookLabel} 409`,
       `${patchHookLabel} 409`,
       `${deleteHookLabel} 409`,
+      `${deliveriesLabel} 500`,
+      `${retryLabel} 409`,
       `${deleteLabel} 409`,
       `${deleteVariantLabel} 409`,
     ])

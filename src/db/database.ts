@@ -56,6 +56,13 @@ export interface Database {
   onWriteBatch?(listener: (size: number) => void): () => void
   /** PostgreSQL: the connection pool's figures at this moment. */
   poolFigures?(): PoolFigures
+  /**
+   * PostgreSQL: calls `listener` on each NOTIFY of `channel` whose payload is this database's
+   * schema, from a connection of its own (opened now, reopened a second after it drops), and
+   * each time that connection starts listening, since NOTIFYs sent meanwhile were missed.
+   * Returns its stop.
+   */
+  listen?(channel: string, listener: () => void): () => Promise<void>
 }
 
 export interface PoolFigures {
@@ -312,6 +319,7 @@ function openPostgres(url: string, options: DatabaseOptions): Database {
       await keyChanges.stop()
       await kysely.destroy()
     },
+    listen: (channel, listener) => listenTo(url, channel, listener),
     poolFigures: () => ({
       total: pool.totalCount,
       idle: pool.idleCount,
@@ -398,6 +406,49 @@ function listenForKeyChanges(url: string) {
       stopped = true
       await client?.end()
     },
+  }
+}
+
+/** A connection of its own LISTENing on `channel` (see Database.listen). */
+function listenTo(url: string, channel: string, listener: () => void): () => Promise<void> {
+  let stopped = false
+  let client: pg.Client | undefined
+  const connect = () => {
+    if (stopped) return
+    const candidate = new pg.Client({ connectionString: url })
+    let schema: string | undefined
+    let lost = false
+    const retry = () => {
+      if (lost) return
+      lost = true
+      if (client === candidate) client = undefined
+      candidate.end().catch(() => {})
+      if (!stopped) setTimeout(connect, 1000).unref()
+    }
+    candidate.on('notification', (message) => {
+      if (message.payload === schema) listener()
+    })
+    candidate.on('error', retry)
+    candidate.on('end', retry)
+    candidate
+      .connect()
+      .then(() => candidate.query<{ schema: string }>('select current_schema() as schema'))
+      .then((result) => {
+        schema = result.rows[0]?.schema
+        return candidate.query(`listen ${pg.escapeIdentifier(channel)}`)
+      })
+      .then(() => {
+        if (stopped) return void candidate.end().catch(() => {})
+        client = candidate
+        listener()
+      }, retry)
+  }
+  connect()
+  return async () => {
+    stopped = true
+    const current = client
+    client = undefined
+    await current?.end().catch(() => {})
   }
 }
 

@@ -12,6 +12,8 @@ import * as postgresWebhooks from './migrations/postgres/2026-11-25T01-webhooks.
 import * as sqliteWebhooks from './migrations/sqlite/2026-11-25T01-webhooks.js'
 import * as postgresImports from './migrations/postgres/2026-11-25T02-imports.js'
 import * as sqliteImports from './migrations/sqlite/2026-11-25T02-imports.js'
+import * as postgresWebhookDeliveries from './migrations/postgres/2026-11-25T03-webhook-deliveries.js'
+import * as sqliteWebhookDeliveries from './migrations/sqlite/2026-11-25T03-webhook-deliveries.js'
 
 /** Each dialect's migrations, by name; names sort in the order they are applied. */
 const MIGRATIONS: Record<Dialect, Record<string, Migration>> = {
@@ -22,6 +24,7 @@ const MIGRATIONS: Record<Dialect, Record<string, Migration>> = {
     '2026-11-25T00-events': sqliteEvents,
     '2026-11-25T01-webhooks': sqliteWebhooks,
     '2026-11-25T02-imports': sqliteImports,
+    '2026-11-25T03-webhook-deliveries': sqliteWebhookDeliveries,
   },
   postgres: {
     '2026-11-21T00-initial': postgresInitial,
@@ -30,6 +33,7 @@ const MIGRATIONS: Record<Dialect, Record<string, Migration>> = {
     '2026-11-25T00-events': postgresEvents,
     '2026-11-25T01-webhooks': postgresWebhooks,
     '2026-11-25T02-imports': postgresImports,
+    '2026-11-25T03-webhook-deliveries': postgresWebhookDeliveries,
   },
 }
 

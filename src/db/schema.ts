@@ -188,6 +188,29 @@ export interface ImportTable {
   finished_at: Timestamp | null
 }
 
+/**
+ * One event to send to one endpoint, enqueued by a trigger on `events` (migration
+ * 2026-11-25T03). A pending delivery is due at `next_attempt_at` (the end of its lease while
+ * an attempt runs); succeeded and failed ones have it null.
+ */
+export interface WebhookDeliveryTable {
+  store_id: string
+  id: string
+  endpoint_id: string
+  event_id: string
+  event_type: string
+  /** PostgreSQL: the event's xid8 as text; SQLite: '0'. */
+  event_xid: string
+  event_seq: number
+  status: 'pending' | 'succeeded' | 'failed'
+  attempts: number
+  last_attempt_at: Timestamp | null
+  last_status_code: number | null
+  last_error: string | null
+  next_attempt_at: Timestamp | null
+  created_at: Timestamp
+}
+
 export interface DB {
   api_keys: ApiKeyTable
   event_pruning: EventPruningTable
@@ -199,6 +222,7 @@ export interface DB {
   slug_counters: SlugCounterTable
   variants: VariantTable
   webhook_endpoint_counts: WebhookEndpointCountTable
+  webhook_deliveries: WebhookDeliveryTable
   webhook_endpoints: WebhookEndpointTable
 }
 

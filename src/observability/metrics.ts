@@ -36,7 +36,7 @@ const BATCH_SIZE_BUCKETS = [1, 2, 4, 8, 16, 32, 64, 128, 256]
  * A registry per app, so that several apps in one process (tests) keep their own counts;
  * process figures come from one registry shared by all of them.
  */
-export function createMetrics(database: Database): AppMetrics {
+export function createMetrics(database: Database, extra: Registry[] = []): AppMetrics {
   const registry = new Registry()
   const processFigures = processRegistry()
   const labelNames: RequestLabel[] = ['method', 'route', 'status_code']
@@ -71,7 +71,9 @@ export function createMetrics(database: Database): AppMetrics {
       latency.observe(labels, reply.elapsedTime / 1000)
     },
     async render() {
-      return (await registry.metrics()) + (await processFigures.metrics())
+      let text = await registry.metrics()
+      for (const more of extra) text += await more.metrics()
+      return text + (await processFigures.metrics())
     },
     contentType: registry.contentType,
     close: stopDatabaseMetrics,

@@ -138,12 +138,17 @@ export async function updateEndpointRow(
     .executeTakeFirstOrThrow()
 }
 
-/** Deletes the endpoint; answers whether there was one. */
+/** Deletes the endpoint and its deliveries; answers whether there was one. */
 export async function deleteEndpointRow(
   db: Executor,
   storeId: string,
   id: string,
 ): Promise<boolean> {
+  await db
+    .deleteFrom('webhook_deliveries')
+    .where('store_id', '=', storeId)
+    .where('endpoint_id', '=', id)
+    .execute()
   const result = await db
     .deleteFrom('webhook_endpoints')
     .where('store_id', '=', storeId)

@@ -31,6 +31,14 @@ import {
   updateEndpointWork,
 } from './webhook-endpoint.service.js'
 import type { WebhookUrlOptions } from './webhook-url.js'
+import {
+  DeliveryIdParams,
+  DeliveryPage,
+  DeliveryResponse,
+  ListDeliveriesQuery,
+} from './delivery.schemas.js'
+import { listDeliveries, retryDeliveryWork } from './delivery.service.js'
+import { deliveriesDue } from './wakeup.js'
 
 export interface WebhookRouteOptions {
   idempotencyKeyTtlSeconds: number
@@ -69,7 +77,8 @@ export function registerWebhookEndpointRoutes(
           `Answers the endpoint with its signing \`secret\`, which no other answer shows. At most ` +
           `${MAX_ENDPOINTS_PER_STORE} endpoints per store (400 \`validation_failed\` beyond). ` +
           'The URL must be https:// and its host must resolve to public addresses only. ' +
-          'Deliveries are not sent yet by this version.',
+          'From then on, every event of a subscribed type is POSTed to it, signed with the ' +
+          'secret (Standard Webhooks), and retried on failure.',
         headers: IdempotencyHeaders,
         body: CreateWebhookEndpointBody,
         response: withErrors({ 200: CreatedWebhookEndpointResponse, ...bodyErrors }),
@@ -159,5 +168,56 @@ export function registerWebhookEndpointRoutes(
     },
     async (request, reply) =>
       await runWrite(request, reply, (storeId) => deleteEndpointWork(storeId, request.params.id)),
+  )
+
+  routes.get(
+    `${path}/:id/deliveries`,
+    {
+      config: { scope: 'write' },
+      schema: {
+        operationId: 'listWebhookDeliveries',
+        tags: ['webhooks'],
+        summary: "The endpoint's deliveries, newest first",
+        description:
+          'One delivery per event sent (or to be sent) to the endpoint, with its status and ' +
+          'its attempts. Paged like the products: pass `nextCursor` as `cursor`.',
+        params: EndpointIdParams,
+        querystring: ListDeliveriesQuery,
+        response: withErrors({ 200: DeliveryPage, 400: ErrorBody, 404: ErrorBody }),
+      },
+    },
+    async (request) =>
+      await listDeliveries(
+        database.kysely,
+        principalOf(request).storeId,
+        request.params.id,
+        request.query,
+      ),
+  )
+
+  routes.post(
+    `${path}/:id/deliveries/:deliveryId/retry`,
+    {
+      config: { scope: 'write' },
+      onRequest: dropContentTypeOfEmptyBody,
+      schema: {
+        operationId: 'retryWebhookDelivery',
+        tags: ['webhooks'],
+        summary: 'Attempt a delivery once more, now',
+        description:
+          'The delivery becomes pending and due now, whatever its status; the dispatcher ' +
+          'attempts it within about 2 s. A failed delivery whose attempt fails again stays ' +
+          'failed (its retries are spent); a pending one goes on with its schedule.',
+        params: DeliveryIdParams,
+        headers: IdempotencyHeaders,
+        response: withErrors({ 200: DeliveryResponse, ...writeResponses }),
+      },
+    },
+    async (request, reply) => {
+      await runWrite(request, reply, (storeId) =>
+        retryDeliveryWork(storeId, request.params.id, request.params.deliveryId),
+      )
+      deliveriesDue(database)
+    },
   )
 }

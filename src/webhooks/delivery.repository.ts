@@ -1,0 +1,283 @@
+import { sql } from 'kysely'
+import { isPostgres } from '../db/database.js'
+import type { Executor } from '../db/schema.js'
+import type { EventRow } from '../events/event.repository.js'
+
+/** A delivery's key: deliveries are per store, like everything else. */
+export interface DeliveryKey {
+  store_id: string
+  id: string
+}
+
+/** A due delivery, as the claim first sees it. */
+export interface DueDelivery extends DeliveryKey {
+  endpoint_id: string
+}
+
+/** A claimed delivery with what its attempt needs: the endpoint and the event (null if pruned). */
+export interface ClaimedDelivery extends DeliveryKey {
+  endpoint_id: string
+  event_id: string
+  attempts: number
+  url: string
+  secret: string
+  event: EventRow | null
+}
+
+/** The NOTIFY channel that wakes dispatchers; the payload is the schema's name. */
+export const DELIVERIES_CHANNEL = 'catalog_webhook_deliveries'
+
+/**
+ * Up to `limit` pending deliveries due at `now`, the longest due first, of enabled endpoints
+ * not in `busy` (those at their limit of attempts in flight in this process, whose deliveries
+ * would otherwise fill the page and hide other endpoints'). Reads only: the claim follows.
+ */
+export async function findDueDeliveries(
+  db: Executor,
+  now: string,
+  busy: string[],
+  limit: number,
+): Promise<DueDelivery[]> {
+  if (isPostgres(db)) {
+    const { rows } = await sql<DueDelivery>`
+      select d.store_id, d.id, d.endpoint_id from webhook_deliveries d
+      where d.status = 'pending' and d.next_attempt_at <= ${now}::timestamptz
+        and not (d.endpoint_id = any(${busy}::uuid[]))
+        and exists (select 1 from webhook_endpoints e
+          where e.store_id = d.store_id and e.id = d.endpoint_id and e.enabled)
+      order by d.next_attempt_at
+      limit ${limit}`.execute(db)
+    return rows
+  }
+  const { rows } = await sql<DueDelivery>`
+    select d.store_id, d.id, d.endpoint_id from webhook_deliveries d
+    where d.status = 'pending' and d.next_attempt_at <= ${now}
+      and d.endpoint_id not in (select value from json_each(${JSON.stringify(busy)}))
+      and exists (select 1 from webhook_endpoints e
+        where e.store_id = d.store_id and e.id = d.endpoint_id and e.enabled = 1)
+    order by d.next_attempt_at
+    limit ${limit}`.execute(db)
+  return rows
+}
+
+/**
+ * Claims those of `keys` that are still pending and due at `now` (another dispatcher may have
+ * claimed some since they were read): their next_attempt_at becomes `leaseUntil`, so that no
+ * other dispatcher takes them before then, and a crash mid-attempt leaves them due again at
+ * that time. PostgreSQL skips rows another claim has locked (FOR UPDATE SKIP LOCKED) and
+ * re-checks the others once locked. Run in a transaction (the caller's write).
+ */
+export async function claimDeliveries(
+  db: Executor,
+  keys: DeliveryKey[],
+  now: string,
+  leaseUntil: string,
+): Promise<DeliveryKey[]> {
+  if (keys.length === 0) return []
+  if (isPostgres(db)) {
+    const { rows } = await sql<DeliveryKey>`
+      with claimable as (
+        select store_id, id from webhook_deliveries
+        where (store_id, id) in (
+            select * from unnest(${keys.map((k) => k.store_id)}::text[], ${keys.map((k) => k.id)}::uuid[]))
+          and status = 'pending' and next_attempt_at <= ${now}::timestamptz
+        for update skip locked
+      )
+      update webhook_deliveries d set next_attempt_at = ${leaseUntil}::timestamptz
+      from claimable c where d.store_id = c.store_id and d.id = c.id
+      returning d.store_id, d.id`.execute(db)
+    return rows
+  }
+  const { rows } = await sql<DeliveryKey>`
+    update webhook_deliveries set next_attempt_at = ${leaseUntil}
+    where (store_id, id) in (
+        select value ->> 0, value ->> 1 from json_each(${JSON.stringify(keys.map((k) => [k.store_id, k.id]))}))
+      and status = 'pending' and next_attempt_at <= ${now}
+    returning store_id, id`.execute(db)
+  return rows
+}
+
+interface ClaimedRow {
+  store_id: string
+  id: string
+  endpoint_id: string
+  event_id: string
+  attempts: number
+  url: string
+  secret: string
+  xid: string | null
+  seq: number | null
+  type: string | null
+  object: string | Record<string, unknown> | null
+  previous: string | Record<string, unknown> | null
+  created_at: string | Date | null
+}
+
+/** What the attempts of claimed deliveries need: the endpoint's URL and secret, the event. */
+export async function findAttempts(db: Executor, keys: DeliveryKey[]): Promise<ClaimedDelivery[]> {
+  if (keys.length === 0) return []
+  const postgres = isPostgres(db)
+  const { rows } = postgres
+    ? await sql<ClaimedRow>`
+        select d.store_id, d.id, d.endpoint_id, d.event_id, d.attempts, w.url, w.secret,
+          ev.xid::text as xid, ev.seq, ev.type, ev.object, ev.previous, ev.created_at
+        from webhook_deliveries d
+        join webhook_endpoints w on w.store_id = d.store_id and w.id = d.endpoint_id
+        left join events ev
+          on ev.store_id = d.store_id and ev.xid = d.event_xid and ev.seq = d.event_seq
+        where (d.store_id, d.id) in (
+          select * from unnest(${keys.map((k) => k.store_id)}::text[], ${keys.map((k) => k.id)}::uuid[]))`.execute(
+        db,
+      )
+    : await sql<ClaimedRow>`
+        select d.store_id, d.id, d.endpoint_id, d.event_id, d.attempts, w.url, w.secret,
+          case when ev.seq is null then null else '0' end as xid, ev.seq, ev.type, ev.object,
+          ev.previous, ev.created_at
+        from webhook_deliveries d
+        join webhook_endpoints w on w.store_id = d.store_id and w.id = d.endpoint_id
+        left join events ev on ev.seq = d.event_seq
+        where (d.store_id, d.id) in (
+          select value ->> 0, value ->> 1 from json_each(${JSON.stringify(keys.map((k) => [k.store_id, k.id]))}))`.execute(
+        db,
+      )
+  return rows.map((row) => ({
+    store_id: row.store_id,
+    id: row.id,
+    endpoint_id: row.endpoint_id,
+    event_id: row.event_id,
+    attempts: row.attempts,
+    url: row.url,
+    secret: row.secret,
+    event:
+      row.seq === null
+        ? null
+        : {
+            xid: row.xid!,
+            seq: Number(row.seq),
+            id: row.event_id,
+            type: row.type!,
+            object: row.object!,
+            previous: row.previous,
+            created_at: row.created_at!,
+          },
+  }))
+}
+
+/** How an attempt ended, as the delivery records it. */
+export interface DeliveryOutcome {
+  status: 'pending' | 'succeeded' | 'failed'
+  attempts: number
+  lastAttemptAt: string
+  lastStatusCode: number | null
+  lastError: string | null
+  nextAttemptAt: string | null
+}
+
+/** Records the outcome of an attempt of a claimed delivery. */
+export async function recordOutcome(
+  db: Executor,
+  key: DeliveryKey,
+  outcome: DeliveryOutcome,
+): Promise<void> {
+  await db
+    .updateTable('webhook_deliveries')
+    .set({
+      status: outcome.status,
+      attempts: outcome.attempts,
+      last_attempt_at: outcome.lastAttemptAt,
+      last_status_code: outcome.lastStatusCode,
+      last_error: outcome.lastError,
+      next_attempt_at: outcome.nextAttemptAt,
+    })
+    .where('store_id', '=', key.store_id)
+    .where('id', '=', key.id)
+    .execute()
+}
+
+/** When the oldest pending delivery was enqueued, or undefined when none is pending. */
+export async function findOldestPending(db: Executor): Promise<string | Date | undefined> {
+  const row = await db
+    .selectFrom('webhook_deliveries')
+    .select((eb) => eb.fn.min('created_at').as('oldest'))
+    .where('status', '=', 'pending')
+    .executeTakeFirst()
+  return (row?.oldest as string | Date | null) ?? undefined
+}
+
+/** A delivery as the API lists it. */
+export interface DeliveryRow {
+  id: string
+  event_id: string
+  event_type: string
+  status: 'pending' | 'succeeded' | 'failed'
+  attempts: number
+  last_attempt_at: string | Date | null
+  last_status_code: number | null
+  next_attempt_at: string | Date | null
+  created_at: string | Date
+}
+
+const DELIVERY_COLUMNS = [
+  'id',
+  'event_id',
+  'event_type',
+  'status',
+  'attempts',
+  'last_attempt_at',
+  'last_status_code',
+  'next_attempt_at',
+  'created_at',
+] as const
+
+/** An endpoint's deliveries, newest first, after the position `after` when given. */
+export async function listDeliveryRows(
+  db: Executor,
+  storeId: string,
+  endpointId: string,
+  after: { createdAt: string; id: string } | undefined,
+  limit: number,
+): Promise<DeliveryRow[]> {
+  const postgres = isPostgres(db)
+  let query = db
+    .selectFrom('webhook_deliveries')
+    .select(DELIVERY_COLUMNS)
+    .where('store_id', '=', storeId)
+    .where('endpoint_id', '=', endpointId)
+  if (after !== undefined) {
+    query = query.where(
+      postgres
+        ? sql<boolean>`(created_at, id) < (${after.createdAt}::timestamptz, ${after.id}::uuid)`
+        : sql<boolean>`(created_at, id) < (${after.createdAt}, ${after.id})`,
+    )
+  }
+  return (await query
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(limit)
+    .execute()) as DeliveryRow[]
+}
+
+/**
+ * Makes the delivery pending and due at `now`, for one more attempt, and answers it; undefined
+ * when the endpoint has no such delivery. On PostgreSQL, NOTIFYs the dispatchers at commit.
+ */
+export async function retryDeliveryRow(
+  db: Executor,
+  storeId: string,
+  endpointId: string,
+  id: string,
+  now: string,
+): Promise<DeliveryRow | undefined> {
+  const row = await db
+    .updateTable('webhook_deliveries')
+    .set({ status: 'pending', next_attempt_at: now })
+    .where('store_id', '=', storeId)
+    .where('endpoint_id', '=', endpointId)
+    .where('id', '=', id)
+    .returning(DELIVERY_COLUMNS)
+    .executeTakeFirst()
+  if (row !== undefined && isPostgres(db)) {
+    await sql`select pg_notify(${DELIVERIES_CHANNEL}, current_schema())`.execute(db)
+  }
+  return row as DeliveryRow | undefined
+}

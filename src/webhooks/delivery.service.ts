@@ -1,0 +1,62 @@
+import { decodeCursor, encodeCursor } from '../catalog/cursor.js'
+import type { Executor } from '../db/schema.js'
+import { isUuid, nowIso, toIso } from '../db/values.js'
+import { AppError } from '../errors.js'
+import { listDeliveryRows, retryDeliveryRow, type DeliveryRow } from './delivery.repository.js'
+import type { WebhookDelivery } from './delivery.schemas.js'
+import { findEndpoint } from './webhook-endpoint.repository.js'
+import { endpointNotFound } from './webhook-endpoint.service.js'
+
+function deliveryNotFound(): AppError {
+  return new AppError('not_found', 'This webhook endpoint has no delivery with this id.')
+}
+
+function rowToDelivery(row: DeliveryRow): WebhookDelivery {
+  return {
+    id: row.id,
+    eventId: row.event_id,
+    eventType: row.event_type,
+    status: row.status,
+    attempts: row.attempts,
+    lastAttemptAt: row.last_attempt_at === null ? null : toIso(row.last_attempt_at),
+    lastStatusCode: row.last_status_code,
+    nextAttemptAt: row.next_attempt_at === null ? null : toIso(row.next_attempt_at),
+  }
+}
+
+/** A page of the endpoint's deliveries, newest first (404 for an endpoint of no such id). */
+export async function listDeliveries(
+  db: Executor,
+  storeId: string,
+  endpointId: string,
+  query: { limit?: number | undefined; cursor?: string | undefined },
+): Promise<{ data: WebhookDelivery[]; nextCursor: string | null }> {
+  const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor)
+  if (!isUuid(endpointId)) throw endpointNotFound()
+  const id = endpointId.toLowerCase()
+  if ((await findEndpoint(db, storeId, id)) === undefined) throw endpointNotFound()
+  const limit = query.limit ?? 50
+  const rows = await listDeliveryRows(db, storeId, id, after, limit + 1)
+  const page = rows.slice(0, limit)
+  const last = page.at(-1)
+  return {
+    data: page.map(rowToDelivery),
+    nextCursor:
+      rows.length > limit && last
+        ? encodeCursor({ createdAt: toIso(last.created_at), id: last.id })
+        : null,
+  }
+}
+
+/** The unit of work of a manual retry: the delivery pending and due now. */
+export function retryDeliveryWork(storeId: string, endpointId: string, deliveryId: string) {
+  return async (db: Executor): Promise<WebhookDelivery> => {
+    if (!isUuid(endpointId)) throw endpointNotFound()
+    const id = endpointId.toLowerCase()
+    if ((await findEndpoint(db, storeId, id)) === undefined) throw endpointNotFound()
+    if (!isUuid(deliveryId)) throw deliveryNotFound()
+    const row = await retryDeliveryRow(db, storeId, id, deliveryId.toLowerCase(), nowIso())
+    if (row === undefined) throw deliveryNotFound()
+    return rowToDelivery(row)
+  }
+}

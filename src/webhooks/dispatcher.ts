@@ -1,0 +1,289 @@
+import { Counter, Gauge, type Registry } from 'prom-client'
+import type { Database } from '../db/database.js'
+import { toIso } from '../db/values.js'
+import { rowToEvent } from '../events/event.service.js'
+import {
+  claimDeliveries,
+  DELIVERIES_CHANNEL,
+  findAttempts,
+  findDueDeliveries,
+  findOldestPending,
+  recordOutcome,
+  type ClaimedDelivery,
+  type DeliveryOutcome,
+  type DueDelivery,
+} from './delivery.repository.js'
+import { nextAttemptAt } from './retry-schedule.js'
+import type { Sender } from './sender.js'
+import { onDeliveriesDue } from './wakeup.js'
+
+/** Where the dispatcher reports failed attempts and its own errors (pino's shape). */
+export interface DispatcherLog {
+  warn(object: Record<string, unknown>, message: string): void
+  error(object: Record<string, unknown>, message: string): void
+}
+
+export interface DispatcherOptions {
+  database: Database
+  /** Makes the attempts (createSender with WEBHOOK_TIMEOUT_MS and WEBHOOK_ALLOW_PRIVATE). */
+  sender: Sender
+  /** WEBHOOK_TIMEOUT_MS: the sender's timeout, from which the lease of a claim is made. */
+  timeoutMs: number
+  /** WEBHOOK_RETRY_SCHEDULE: the delays of the retries, in seconds. */
+  schedule: readonly number[]
+  /** The time; `new Date()` by default. */
+  clock?: () => Date
+  /** The jitter's randomness, in [0, 1); Math.random by default. */
+  random?: () => number
+  /** Attempts in flight at most, all endpoints together. 32 by default. */
+  maxInFlight?: number
+  /** Attempts in flight at most per endpoint. 4 by default. */
+  maxPerEndpoint?: number
+  /** How often due deliveries are looked for without a wake-up (retries come due so). 1,000 ms. */
+  pollIntervalMs?: number
+  /** How long stop() waits for attempts in flight before leaving them to their lease. The timeout by default. */
+  stopGraceMs?: number
+  log?: DispatcherLog
+  /** Where its metrics are registered (the app's /metrics), if anywhere. */
+  registry?: Registry
+}
+
+export interface Dispatcher {
+  /** Looks for due deliveries now. */
+  wake(): void
+  /**
+   * Stops claiming; waits for the attempts in flight to finish and be recorded, at most
+   * stopGraceMs, and abandons the others to their lease (due again when it ends: retried,
+   * never lost). Stops listening.
+   */
+  stop(): Promise<void>
+  /** Attempts in flight at this moment. */
+  inFlight(): number
+}
+
+/** The lease of a claim outlasts the attempt's timeout by this much. */
+const LEASE_MARGIN_MS = 5000
+
+/**
+ * Sends the webhook deliveries of `database` in the background: a component that server.ts
+ * starts beside the HTTP server. It claims due deliveries (pending, next_attempt_at <= now)
+ * by setting their next_attempt_at to the end of a lease (timeout + 5 s), so that with
+ * several instances on one PostgreSQL each attempt runs on one, and an attempt cut short by
+ * a crash is due again when its lease ends. Each outcome is recorded: 2xx succeeded, anything
+ * else a retry at the schedule's next time, or failed after the last. Woken by NOTIFY on
+ * PostgreSQL, by the group commit's batches and by deliveriesDue() on SQLite, and every
+ * pollIntervalMs for retries and anything missed.
+ */
+export function startDispatcher(options: DispatcherOptions): Dispatcher {
+  const { database, sender, schedule } = options
+  const clock = options.clock ?? (() => new Date())
+  const random = options.random ?? Math.random
+  const maxInFlight = options.maxInFlight ?? 32
+  const maxPerEndpoint = options.maxPerEndpoint ?? 4
+  const leaseMs = options.timeoutMs + LEASE_MARGIN_MS
+  const stopGraceMs = options.stopGraceMs ?? options.timeoutMs
+  const metrics = dispatcherMetrics(options)
+
+  const perEndpoint = new Map<string, number>()
+  const running = new Set<Promise<void>>()
+  let stopped = false
+  let abandoned = false
+  let pumping = false
+  let pumpAgain = false
+  let wakeTimer: NodeJS.Timeout | undefined
+
+  const pump = async (): Promise<void> => {
+    if (stopped) return
+    if (pumping) {
+      pumpAgain = true
+      return
+    }
+    pumping = true
+    try {
+      do {
+        pumpAgain = false
+        const free = maxInFlight - running.size
+        if (free <= 0 || stopped) break
+        const now = clock()
+        const nowIso = now.toISOString()
+        const busy = [...perEndpoint].filter(([, n]) => n >= maxPerEndpoint).map(([id]) => id)
+        const scan = Math.min(free * 4, 200)
+        const due = await findDueDeliveries(database.kysely, nowIso, busy, scan)
+        if (due.length === 0) break
+        // At most maxPerEndpoint in flight per endpoint: the others stay due for later.
+        const taken = new Map<string, number>()
+        const picked: DueDelivery[] = []
+        for (const delivery of due) {
+          if (picked.length >= free) break
+          const endpoint = delivery.endpoint_id
+          const n = (perEndpoint.get(endpoint) ?? 0) + (taken.get(endpoint) ?? 0)
+          if (n >= maxPerEndpoint) continue
+          taken.set(endpoint, (taken.get(endpoint) ?? 0) + 1)
+          picked.push(delivery)
+        }
+        const leaseUntil = new Date(now.getTime() + leaseMs).toISOString()
+        const claimed = await database.write((tx) =>
+          claimDeliveries(tx, picked, nowIso, leaseUntil),
+        )
+        if (stopped) break
+        for (const delivery of await findAttempts(database.kysely, claimed)) attempt(delivery)
+        if (due.length === scan) pumpAgain = true
+      } while (pumpAgain && !stopped)
+    } catch (error) {
+      if (!stopped) options.log?.error({ err: error }, 'claiming webhook deliveries failed')
+    } finally {
+      pumping = false
+    }
+  }
+
+  const attempt = (delivery: ClaimedDelivery) => {
+    perEndpoint.set(delivery.endpoint_id, (perEndpoint.get(delivery.endpoint_id) ?? 0) + 1)
+    metrics.inFlight.inc()
+    const done = send(delivery)
+      .catch((error: unknown) => {
+        if (!abandoned) options.log?.error({ err: error }, 'recording a webhook delivery failed')
+      })
+      .finally(() => {
+        running.delete(done)
+        metrics.inFlight.dec()
+        const n = (perEndpoint.get(delivery.endpoint_id) ?? 1) - 1
+        if (n === 0) perEndpoint.delete(delivery.endpoint_id)
+        else perEndpoint.set(delivery.endpoint_id, n)
+        // A slot is free: what was left due for lack of one can go.
+        if (!stopped) setImmediate(wake)
+      })
+    running.add(done)
+  }
+
+  const send = async (delivery: ClaimedDelivery): Promise<void> => {
+    const attempts = delivery.attempts + 1
+    const result = delivery.event
+      ? await sender.send({
+          url: delivery.url,
+          secret: delivery.secret,
+          id: delivery.event_id,
+          body: JSON.stringify(rowToEvent(delivery.event)),
+        })
+      : {
+          ok: false,
+          error: 'the event is past its retention and was deleted',
+          statusCode: undefined,
+        }
+    // Abandoned by stop(): its lease will make it due again; the database may be closed.
+    if (abandoned) return
+    const now = clock()
+    const next =
+      result.ok || !delivery.event ? undefined : nextAttemptAt(schedule, attempts, now, random)
+    const outcome: DeliveryOutcome = {
+      status: result.ok
+        ? 'succeeded'
+        : next === undefined || next === 'failed'
+          ? 'failed'
+          : 'pending',
+      attempts,
+      lastAttemptAt: now.toISOString(),
+      lastStatusCode: result.statusCode ?? null,
+      lastError: result.ok ? null : (result.error ?? null),
+      nextAttemptAt: next instanceof Date ? next.toISOString() : null,
+    }
+    await database.write((tx) => recordOutcome(tx, delivery, outcome))
+    metrics.outcomes.inc({
+      outcome: result.ok ? 'succeeded' : outcome.status === 'failed' ? 'failed' : 'retry',
+    })
+    if (!result.ok) {
+      options.log?.warn(
+        {
+          endpointId: delivery.endpoint_id,
+          eventId: delivery.event_id,
+          deliveryId: delivery.id,
+          attempt: attempts,
+          statusCode: result.statusCode,
+          error: result.error,
+          nextAttemptAt: outcome.nextAttemptAt,
+        },
+        'webhook delivery attempt failed',
+      )
+    }
+  }
+
+  // Wake-ups come in bursts (a batch of creates): one look for due deliveries serves them all.
+  const wake = () => {
+    if (stopped || wakeTimer) return
+    wakeTimer = setTimeout(() => {
+      wakeTimer = undefined
+      void pump()
+    }, 5)
+  }
+
+  const stopListening: (() => unknown)[] = []
+  stopListening.push(onDeliveriesDue(database, wake))
+  if (database.listen) stopListening.push(database.listen(DELIVERIES_CHANNEL, wake))
+  if (database.onWriteBatch) stopListening.push(database.onWriteBatch(wake))
+  const poll = setInterval(() => void pump(), options.pollIntervalMs ?? 1000)
+  poll.unref()
+  metrics.bind(database)
+  wake()
+
+  return {
+    wake,
+    inFlight: () => running.size,
+    async stop() {
+      stopped = true
+      clearInterval(poll)
+      clearTimeout(wakeTimer)
+      await Promise.all(stopListening.map((stop) => stop()))
+      let timer: NodeJS.Timeout | undefined
+      const grace = new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, stopGraceMs)
+      })
+      await Promise.race([Promise.all(running), grace])
+      clearTimeout(timer)
+      if (running.size > 0) abandoned = true
+      // Let a claim under way finish, so that nothing runs on the database after stop.
+      while (pumping) await new Promise((resolve) => setTimeout(resolve, 5))
+      metrics.unbind()
+    },
+  }
+}
+
+function dispatcherMetrics(options: DispatcherOptions) {
+  const registers = options.registry ? [options.registry] : []
+  let database: Database | undefined
+  const clock = options.clock ?? (() => new Date())
+  const outcomes = new Counter({
+    name: 'webhook_delivery_attempts_total',
+    help: 'Webhook delivery attempts, by outcome: succeeded, retry (failed, tried again later) or failed (the last).',
+    labelNames: ['outcome'],
+    registers,
+  })
+  const inFlight = new Gauge({
+    name: 'webhook_delivery_attempts_in_flight',
+    help: 'Webhook delivery attempts under way in this process.',
+    registers,
+  })
+  new Gauge({
+    name: 'webhook_oldest_pending_delivery_age_seconds',
+    help: 'Age of the oldest pending webhook delivery (0 when none is pending).',
+    registers,
+    async collect() {
+      const oldest = database
+        ? await findOldestPending(database.kysely).catch(() => undefined)
+        : undefined
+      this.set(
+        oldest === undefined
+          ? 0
+          : Math.max(0, (clock().getTime() - Date.parse(toIso(oldest))) / 1000),
+      )
+    },
+  })
+  return {
+    outcomes,
+    inFlight,
+    bind(db: Database) {
+      database = db
+    },
+    unbind() {
+      database = undefined
+    },
+  }
+}

@@ -1,0 +1,393 @@
+import assert from 'node:assert/strict'
+import { it, type TestContext } from 'node:test'
+import { Registry } from 'prom-client'
+import { buildApp } from '../src/app.js'
+import { createApiKey } from '../src/auth/api-key.service.js'
+import { createDatabase, type Database, type Dialect } from '../src/db/database.js'
+import { migrateToLatest } from '../src/db/migrate.js'
+import { startDispatcher, type DispatcherOptions } from '../src/webhooks/dispatcher.js'
+import { createSender } from '../src/webhooks/sender.js'
+import { readFeed } from './event-helpers.js'
+import {
+  API,
+  buildTestApi,
+  createTestSchema,
+  describeEachDialect,
+  POSTGRES_URL,
+  type TestApi,
+} from './helpers.js'
+import { startReceiver, type Answer, type Receiver } from './webhook-receiver.js'
+
+interface Setup {
+  api: TestApi
+  receiver: Receiver
+  /** Creates an endpoint at the receiver's `path`, which the receiver then verifies. */
+  endpoint(path: string, events?: string[]): Promise<string>
+  /** Starts a dispatcher on the test's database (stopped when the test ends, at the latest). */
+  dispatch(options?: Partial<DispatcherOptions>): ReturnType<typeof startDispatcher>
+}
+
+async function setup(
+  t: TestContext,
+  dialect: Dialect,
+  answer?: (path: string, id: string, count: number) => Answer,
+  defaults: { timeoutMs?: number; schedule?: number[] } = {},
+): Promise<Setup> {
+  const api = await buildTestApi(t, dialect, { webhooks: { allowPrivate: true } })
+  const receiver = await startReceiver(t, answer)
+  const timeoutMs = defaults.timeoutMs ?? 2000
+  const sender = createSender({ timeoutMs, allowPrivate: true })
+  t.after(() => sender.close())
+  return {
+    api,
+    receiver,
+    async endpoint(path, events = ['*']) {
+      const res = await api.post('/webhook-endpoints', { url: `${receiver.url}${path}`, events })
+      assert.equal(res.statusCode, 200, res.body)
+      receiver.trust(path, res.json().data.secret)
+      return res.json().data.id
+    },
+    dispatch(options = {}) {
+      const dispatcher = startDispatcher({
+        database: api.database,
+        sender,
+        timeoutMs,
+        schedule: defaults.schedule ?? [1, 1],
+        ...options,
+      })
+      t.after(() => dispatcher.stop())
+      return dispatcher
+    },
+  }
+}
+
+/** The deliveries of an endpoint, oldest first, as stored. */
+async function deliveriesOf(database: Database, endpointId: string) {
+  const rows = await database.kysely
+    .selectFrom('webhook_deliveries')
+    .selectAll()
+    .where('endpoint_id', '=', endpointId)
+    .orderBy('created_at')
+    .execute()
+  return rows
+}
+
+/** Waits until `check` holds (polling), or fails after `timeoutMs`. */
+async function until(check: () => Promise<boolean>, timeoutMs = 10_000, what = 'condition') {
+  const deadline = Date.now() + timeoutMs
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`${what} not reached within ${timeoutMs} ms`)
+    await new Promise((resolve) => setTimeout(resolve, 25))
+  }
+}
+
+describeEachDialect('webhook dispatcher', (dialect) => {
+  it('delivers every event, signed, as the feed shows it, within 2 s of its commit', async (t) => {
+    const s = await setup(t, dialect)
+    const all = await s.endpoint('/all')
+    const created = await s.endpoint('/created', ['product.created'])
+    const dispatcher = s.dispatch()
+    const before = Date.now()
+    const product = await s.api.createProduct({ name: 'Shirt' })
+    const res = await s.api.patch(`/products/${product.id}`, { name: 'Shirt 2' })
+    assert.equal(res.statusCode, 200, res.body)
+    await s.receiver.waitFor(3, 2000)
+    assert.ok(Date.now() - before < 2000)
+    const events = await readFeed(s.api, { atLeast: 2 })
+    for (const event of events) {
+      const got = s.receiver.received.filter((r) => r.id === event.id)
+      const paths = got.map((r) => r.path).sort()
+      assert.deepEqual(paths, event.type === 'product.created' ? ['/all', '/created'] : ['/all'])
+      for (const r of got) assert.deepEqual(JSON.parse(r.body), event)
+    }
+    await until(
+      async () =>
+        [
+          ...(await deliveriesOf(s.api.database, all)),
+          ...(await deliveriesOf(s.api.database, created)),
+        ].every((d) => d.status === 'succeeded'),
+      5000,
+      'succeeded recorded',
+    )
+    for (const d of [
+      ...(await deliveriesOf(s.api.database, all)),
+      ...(await deliveriesOf(s.api.database, created)),
+    ]) {
+      assert.equal(d.status, 'succeeded')
+      assert.equal(d.attempts, 1)
+      assert.equal(d.last_status_code, 200)
+      assert.equal(d.next_attempt_at, null)
+    }
+    assert.deepEqual(s.receiver.rejected, [])
+    await dispatcher.stop()
+  })
+
+  it('retries a failed attempt on the schedule, with the same webhook-id and body', async (t) => {
+    const s = await setup(t, dialect, (_, __, count) => (count < 3 ? 503 : 204), {
+      schedule: [1, 1, 1],
+    })
+    const endpoint = await s.endpoint('/flaky')
+    s.dispatch()
+    await s.api.createProduct({ name: 'Shirt' })
+    await s.receiver.waitFor(3, 8000)
+    const [first, second, third] = s.receiver.received
+    assert.equal(second!.id, first!.id)
+    assert.equal(third!.body, first!.body)
+    // 1 s each, with up to 10 % jitter; the poll finds a due retry within about a second.
+    assert.ok(second!.at - first!.at >= 1000, `${second!.at - first!.at} ms`)
+    assert.ok(second!.at - first!.at < 3200, `${second!.at - first!.at} ms`)
+    await until(
+      async () => (await deliveriesOf(s.api.database, endpoint))[0]?.status === 'succeeded',
+      5000,
+    )
+    const [delivery] = await deliveriesOf(s.api.database, endpoint)
+    assert.equal(delivery!.attempts, 3)
+    assert.equal(delivery!.last_status_code, 204)
+    assert.deepEqual(s.receiver.rejected, [])
+  })
+
+  it('fails a delivery after the last retry; a redirect is a failure, not followed', async (t) => {
+    const s = await setup(
+      t,
+      dialect,
+      (path) => (path === '/moved' ? { redirect: '/target' } : path === '/target' ? 200 : 500),
+      { schedule: [1] },
+    )
+    const down = await s.endpoint('/down')
+    const moved = await s.endpoint('/moved')
+    const logged: { object: Record<string, unknown>; message: string }[] = []
+    const log = {
+      warn: (object: Record<string, unknown>, message: string) => logged.push({ object, message }),
+      error: (object: Record<string, unknown>, message: string) => logged.push({ object, message }),
+    }
+    const registry = new Registry()
+    s.dispatch({ log, registry })
+    await s.api.createProduct({ name: 'Shirt' })
+    await until(
+      async () =>
+        [
+          ...(await deliveriesOf(s.api.database, down)),
+          ...(await deliveriesOf(s.api.database, moved)),
+        ].every((d) => d.status === 'failed'),
+      8000,
+      'failed',
+    )
+    for (const endpoint of [down, moved]) {
+      const [delivery] = await deliveriesOf(s.api.database, endpoint)
+      assert.equal(delivery!.attempts, 2)
+      assert.equal(delivery!.next_attempt_at, null)
+    }
+    const [redirected] = await deliveriesOf(s.api.database, moved)
+    assert.equal(redirected!.last_status_code, 302)
+    assert.match(redirected!.last_error!, /redirect/)
+    assert.equal(s.receiver.received.filter((r) => r.path === '/target').length, 0)
+    assert.equal(s.receiver.received.length, 4)
+    // One line per failed attempt: endpoint, event, status; never the secret.
+    const [event] = await readFeed(s.api, { atLeast: 1 })
+    assert.equal(logged.length, 4)
+    for (const { object, message } of logged) {
+      assert.equal(message, 'webhook delivery attempt failed')
+      assert.ok(object.endpointId === down || object.endpointId === moved)
+      assert.equal(object.eventId, event!.id)
+      assert.ok(object.statusCode === 500 || object.statusCode === 302)
+      const secrets = (
+        await s.api.database.kysely.selectFrom('webhook_endpoints').select('secret').execute()
+      ).map((r) => r.secret)
+      for (const secret of secrets) assert.ok(!JSON.stringify(object).includes(secret.slice(6)))
+    }
+    const metrics = await registry.metrics()
+    assert.match(metrics, /webhook_delivery_attempts_total\{outcome="retry"\} 2/)
+    assert.match(metrics, /webhook_delivery_attempts_total\{outcome="failed"\} 2/)
+    assert.match(metrics, /webhook_delivery_attempts_in_flight 0/)
+    assert.match(metrics, /webhook_oldest_pending_delivery_age_seconds 0/)
+  })
+
+  it('a dead endpoint does not delay a live one by more than 1 s', async (t) => {
+    const s = await setup(t, dialect, (path) => (path === '/dead' ? 'hang' : 200), {
+      timeoutMs: 5000,
+    })
+    await s.endpoint('/dead')
+    await s.endpoint('/live')
+    s.dispatch({ maxInFlight: 8, maxPerEndpoint: 4 })
+    const committed = new Map<string, number>()
+    for (let i = 0; i < 20; i++) {
+      const product = await s.api.createProduct({ name: `P${i}` })
+      committed.set(product.id, Date.now())
+    }
+    await until(
+      async () => s.receiver.received.filter((r) => r.path === '/live').length >= 20,
+      5000,
+      'live deliveries',
+    )
+    let worst = 0
+    for (const r of s.receiver.received.filter((r) => r.path === '/live')) {
+      const id = JSON.parse(r.body).data.object.id
+      worst = Math.max(worst, r.at - committed.get(id)!)
+    }
+    assert.ok(worst < 1000, `worst lag of the live endpoint ${worst} ms`)
+  })
+
+  it('stopped mid-attempt, it leaves the delivery to its lease: retried later, not lost', async (t) => {
+    const s = await setup(t, dialect, (_, __, count) => (count === 1 ? 'hang' : 200), {
+      timeoutMs: 30_000,
+    })
+    const endpoint = await s.endpoint('/slow')
+    const first = s.dispatch({ stopGraceMs: 100 })
+    await s.api.createProduct({ name: 'Shirt' })
+    await s.receiver.waitFor(1, 3000)
+    await first.stop()
+    let [delivery] = await deliveriesOf(s.api.database, endpoint)
+    assert.equal(delivery!.status, 'pending')
+    assert.equal(delivery!.attempts, 0)
+    // Due again when its lease (timeout + 5 s) ends: a dispatcher 36 s later takes it.
+    const later = s.dispatch({ clock: () => new Date(Date.now() + 36_000) })
+    await s.receiver.waitFor(2, 3000)
+    await until(
+      async () => (await deliveriesOf(s.api.database, endpoint))[0]?.status === 'succeeded',
+      3000,
+    )
+    ;[delivery] = await deliveriesOf(s.api.database, endpoint)
+    assert.equal(delivery!.attempts, 1)
+    await later.stop()
+  })
+})
+
+it(
+  'two dispatchers on one PostgreSQL schema make each attempt once',
+  { skip: !POSTGRES_URL },
+  async (t) => {
+    const url = await createTestSchema(t)
+    const databases = [createDatabase(url), createDatabase(url)]
+    t.after(() => Promise.all(databases.map((database) => database.close())))
+    await migrateToLatest(databases[0]!)
+    const app = buildApp({ database: databases[0]!, webhooks: { allowPrivate: true } })
+    t.after(() => app.close())
+    const { key } = await createApiKey(databases[0]!, { store: 'shop', scopes: ['read', 'write'] })
+    const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' }
+    const receiver = await startReceiver(t, () => 200)
+    let res = await app.inject({
+      method: 'POST',
+      url: `${API}/webhook-endpoints`,
+      headers,
+      payload: JSON.stringify({ url: `${receiver.url}/both`, events: ['*'] }),
+    })
+    assert.equal(res.statusCode, 200, res.body)
+    receiver.trust('/both', res.json().data.secret)
+    const sender = createSender({ timeoutMs: 2000, allowPrivate: true })
+    t.after(() => sender.close())
+    const dispatchers = databases.map((database) =>
+      startDispatcher({ database, sender, timeoutMs: 2000, schedule: [1], maxPerEndpoint: 8 }),
+    )
+    const count = 100
+    await Promise.all(
+      Array.from({ length: count }, async (_, i) => {
+        res = await app.inject({
+          method: 'POST',
+          url: `${API}/products`,
+          headers,
+          payload: JSON.stringify({ name: `P${i}` }),
+        })
+        assert.equal(res.statusCode, 200, res.body)
+      }),
+    )
+    await receiver.waitFor(count, 10_000)
+    await new Promise((resolve) => setTimeout(resolve, 1500))
+    await Promise.all(dispatchers.map((dispatcher) => dispatcher.stop()))
+    const ids = receiver.received.map((r) => r.id)
+    assert.equal(ids.length, count)
+    assert.equal(new Set(ids).size, count)
+    assert.deepEqual(receiver.rejected, [])
+  },
+)
+
+describeEachDialect('webhook deliveries routes', (dialect) => {
+  it('lists an endpoint deliveries newest first, paged, in its store only', async (t) => {
+    const s = await setup(t, dialect)
+    const endpoint = await s.endpoint('/list')
+    const products = []
+    for (let i = 0; i < 5; i++) products.push(await s.api.createProduct({ name: `P${i}` }))
+    const events = await readFeed(s.api, { atLeast: 5 })
+    const seen: Record<string, any>[] = []
+    let cursor: string | null = null
+    do {
+      const query: string = `?limit=2${cursor ? `&cursor=${cursor}` : ''}`
+      const res = await s.api.get(`/webhook-endpoints/${endpoint}/deliveries${query}`)
+      assert.equal(res.statusCode, 200, res.body)
+      const page = res.json()
+      assert.ok(page.data.length <= 2)
+      seen.push(...page.data)
+      cursor = page.nextCursor
+    } while (cursor)
+    // Newest first by the event's time; events of one millisecond come in no promised order.
+    assert.deepEqual(seen.map((d) => d.eventId).sort(), events.map((e) => e.id).sort())
+    const time = new Map(events.map((e) => [e.id, e.createdAt]))
+    for (let i = 1; i < seen.length; i++) {
+      assert.ok(time.get(seen[i - 1]!.eventId)! >= time.get(seen[i]!.eventId)!)
+    }
+    for (const d of seen) {
+      assert.deepEqual(Object.keys(d).sort(), [
+        'attempts',
+        'eventId',
+        'eventType',
+        'id',
+        'lastAttemptAt',
+        'lastStatusCode',
+        'nextAttemptAt',
+        'status',
+      ])
+      assert.equal(d.status, 'pending')
+      assert.equal(d.eventType, 'product.created')
+    }
+    const other = await s.api.newKey({ store: 'store-b' })
+    let res = await s.api.get(`/webhook-endpoints/${endpoint}/deliveries`, other)
+    assert.equal(res.statusCode, 404, res.body)
+    res = await s.api.request(
+      'POST',
+      `/webhook-endpoints/${endpoint}/deliveries/${seen[0]!.id}/retry`,
+      { key: other },
+    )
+    assert.equal(res.statusCode, 404, res.body)
+    const reader = await s.api.newKey({ scopes: ['read'] })
+    res = await s.api.get(`/webhook-endpoints/${endpoint}/deliveries`, reader)
+    assert.equal(res.statusCode, 403, res.body)
+    res = await s.api.get(`/webhook-endpoints/${endpoint}/deliveries?cursor=nonsense`)
+    assert.equal(res.statusCode, 400, res.body)
+  })
+
+  it('a manual retry makes one more attempt now; a failed delivery failing again stays failed', async (t) => {
+    let up = false
+    const s = await setup(t, dialect, () => (up ? 200 : 500), { schedule: [1] })
+    const endpoint = await s.endpoint('/retry')
+    s.dispatch()
+    await s.api.createProduct({ name: 'Shirt' })
+    const listed = async () =>
+      (await s.api.get(`/webhook-endpoints/${endpoint}/deliveries`)).json().data[0]
+    await until(async () => (await listed()).status === 'failed', 8000, 'failed')
+    let delivery = await listed()
+    assert.equal(delivery.attempts, 2)
+    assert.equal(delivery.lastStatusCode, 500)
+    assert.equal(delivery.nextAttemptAt, null)
+
+    const retry = () =>
+      s.api.request('POST', `/webhook-endpoints/${endpoint}/deliveries/${delivery.id}/retry`)
+    let res = await retry()
+    assert.equal(res.statusCode, 200, res.body)
+    assert.equal(res.json().data.status, 'pending')
+    const asked = Date.now()
+    await until(async () => (await listed()).attempts === 3, 3000, 'third attempt')
+    assert.ok(Date.now() - asked < 2500)
+    await until(async () => (await listed()).status === 'failed', 3000, 'failed again')
+    assert.equal(s.receiver.received.length, 3)
+
+    up = true
+    res = await retry()
+    assert.equal(res.statusCode, 200, res.body)
+    await until(async () => (await listed()).status === 'succeeded', 3000, 'succeeded')
+    delivery = await listed()
+    assert.equal(delivery.attempts, 4)
+    assert.equal(delivery.lastStatusCode, 200)
+    res = await s.api.request('POST', `/webhook-endpoints/${endpoint}/deliveries/${endpoint}/retry`)
+    assert.equal(res.statusCode, 404, res.body)
+    assert.deepEqual(s.receiver.rejected, [])
+  })
+})

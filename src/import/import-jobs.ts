@@ -20,18 +20,10 @@ import {
 import { importCatalog, type ImportSummary } from './import.service.js'
 import type { ImportError } from './product-mapping.js'
 
-/** An import as GET /imports/:id shows it. */
-export interface ImportRecord {
+/** An import as GET /imports/:id shows it: its summary so far, and where it stands. */
+export interface ImportRecord extends ImportSummary {
   id: string
   status: 'running' | 'succeeded' | 'failed'
-  rowsProcessed: number
-  productsCreated: number
-  productsUpdated: number
-  variantsCreated: number
-  variantsUpdated: number
-  rowsFailed: number
-  columnsNotStored: string[]
-  errors: ImportError[]
   failureReason: string | null
   createdAt: string
   finishedAt: string | null

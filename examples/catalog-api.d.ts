@@ -4981,6 +4981,8 @@ export interface operations {
           'X-Request-Id': components['headers']['X-Request-Id']
           'RateLimit-Policy': components['headers']['RateLimit-Policy']
           RateLimit: components['headers']['RateLimit']
+          /** @description attachment; filename="products.csv": a browser saves the file */
+          'Content-Disposition'?: string
           [name: string]: unknown
         }
         content: {

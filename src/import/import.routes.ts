@@ -89,6 +89,12 @@ const CSV_BODY = {
 
 const CSV_ANSWER = {
   description: "The store's catalogue as a Shopify product CSV, streamed",
+  headers: {
+    'Content-Disposition': {
+      type: 'string',
+      description: 'attachment; filename="products.csv": a browser saves the file',
+    },
+  },
   content: { 'text/csv': { schema: { type: 'string' } } },
 }
 

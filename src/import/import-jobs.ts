@@ -190,22 +190,26 @@ function isRefusal(summary: ImportSummary): boolean {
   )
 }
 
-/** Passes bytes through until `max`, then fails with 413. */
+/**
+ * Passes bytes through until `max`; past it, drops the rest and fails with 413 once the body
+ * has ended. The request is read to its end rather than destroyed, so that the client gets
+ * the 413 (a destroyed request stream takes the connection, and the answer, with it).
+ */
 function byteLimit(max: number): Transform {
   let seen = 0
   return new Transform({
     transform(chunk: Buffer, _encoding, done) {
       seen += chunk.length
-      if (seen > max) {
-        done(
-          new AppError(
-            'payload_too_large',
-            `The file is larger than the ${max} bytes an import accepts (IMPORT_MAX_BYTES).`,
-          ),
-        )
-        return
-      }
-      done(null, chunk)
+      done(null, seen > max ? undefined : chunk)
+    },
+    flush(done) {
+      if (seen <= max) return done()
+      done(
+        new AppError(
+          'payload_too_large',
+          `The file is larger than the ${max} bytes an import accepts (IMPORT_MAX_BYTES).`,
+        ),
+      )
     },
   })
 }

@@ -1,3 +1,4 @@
+import { startPeriodicTask, type PeriodicTask } from '../background/periodic-task.js'
 import type { Database } from '../db/database.js'
 import { toIso } from '../db/values.js'
 import { deleteEventsThrough, findOldestEvents, findStoresWithEvents } from './event.repository.js'
@@ -43,7 +44,7 @@ export async function pruneEvents(
 
 /**
  * Prunes expired events every `intervalMs`, with the time `clock` gives (tests pass their
- * own). The timer does not keep the process alive; stop() waits for a pruning under way.
+ * own). stop() waits for a pruning under way.
  */
 export function startEventPruning(
   database: Database,
@@ -52,30 +53,7 @@ export function startEventPruning(
     clock?: () => Date
     onError?: (error: unknown) => void
   },
-) {
+): PeriodicTask {
   const clock = options.clock ?? (() => new Date())
-  let running: Promise<void> | undefined
-  let stopped = false
-
-  const timer = setInterval(() => {
-    // A pruning that outlasts the interval is not joined by another.
-    if (running || stopped) return
-    running = pruneEvents(database, clock(), options)
-      .then(
-        () => undefined,
-        (error: unknown) => options.onError?.(error),
-      )
-      .finally(() => {
-        running = undefined
-      })
-  }, options.intervalMs)
-  timer.unref()
-
-  return {
-    async stop(): Promise<void> {
-      stopped = true
-      clearInterval(timer)
-      await running
-    },
-  }
+  return startPeriodicTask(() => pruneEvents(database, clock(), options), options)
 }

@@ -1,3 +1,4 @@
+import { startPeriodicTask, type PeriodicTask } from '../background/periodic-task.js'
 import type { Database } from '../db/database.js'
 import { deleteExpiredRecords } from './idempotency.repository.js'
 
@@ -22,37 +23,13 @@ export function pruneExpiredIdempotencyKeys(
 /**
  * Prunes expired idempotency records every `intervalMs`, batch after batch until one comes
  * back short: bounded writes, so requests in between never wait behind one large delete.
- * The timer does not keep the process alive; stop() waits for a pruning under way.
+ * stop() waits for a pruning under way.
  */
-export function startIdempotencyPruning(database: Database, options: PruningOptions) {
-  let running: Promise<void> | undefined
-  let stopped = false
-
-  const pruneAll = async () => {
-    try {
-      let deleted = options.batchSize
-      while (!stopped && deleted === options.batchSize) {
-        deleted = await pruneExpiredIdempotencyKeys(database, options.batchSize)
-      }
-    } catch (error) {
-      options.onError?.(error)
+export function startIdempotencyPruning(database: Database, options: PruningOptions): PeriodicTask {
+  return startPeriodicTask(async (isStopped) => {
+    let deleted = options.batchSize
+    while (!isStopped() && deleted === options.batchSize) {
+      deleted = await pruneExpiredIdempotencyKeys(database, options.batchSize)
     }
-  }
-
-  const timer = setInterval(() => {
-    // A pruning that outlasts the interval is not joined by another.
-    if (running || stopped) return
-    running = pruneAll().finally(() => {
-      running = undefined
-    })
-  }, options.intervalMs)
-  timer.unref()
-
-  return {
-    async stop(): Promise<void> {
-      stopped = true
-      clearInterval(timer)
-      await running
-    },
-  }
+  }, options)
 }

@@ -4,46 +4,26 @@ import { mkdir } from 'node:fs/promises'
 import { after, before, describe, it, type TestContext } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import axe from 'axe-core'
-import {
-  type Browser,
-  type BrowserContext,
-  chromium,
-  type Page,
-  type Request,
-} from 'playwright-core'
+import { type Browser, type BrowserContext, type Page, type Request } from 'playwright-core'
 import { ADMIN_BUILD_DIR } from '../src/admin/admin.routes.js'
+import { chromiumMissing, launchChromium } from './chromium.js'
 import { addVariant, buildTestApi, DIALECTS, POSTGRES_URL, type TestApi } from './helpers.js'
 
-const CHROMIUM = '/usr/bin/chromium'
 const TIMEOUT_MS = 15_000
 /** With ADMIN_SCREENSHOTS=1, the SQLite run writes a screenshot of each screen to docs/admin/. */
 const SCREENSHOTS = process.env.ADMIN_SCREENSHOTS === '1'
 const SCREENSHOT_DIR = fileURLToPath(new URL('../docs/admin/', import.meta.url))
 const XSS_NAME = '<img src=x onerror=alert(1)>'
 
-const skip = !existsSync(CHROMIUM)
-  ? `no Chromium at ${CHROMIUM}: apt-get install chromium`
+const skip = chromiumMissing
+  ? chromiumMissing
   : !existsSync(`${ADMIN_BUILD_DIR}/index.html`)
     ? 'the admin page is not built: npm run build'
     : false
 
 let browser: Browser | undefined
 async function launch(): Promise<Browser> {
-  browser ??= await chromium.launch({
-    executablePath: CHROMIUM,
-    // A fresh profile that reaches for nothing but the page: the machine has no internet.
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-    timeout: 30_000,
-  })
+  browser ??= await launchChromium()
   return browser
 }
 after(() => browser?.close())

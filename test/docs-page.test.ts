@@ -1,40 +1,20 @@
 import assert from 'node:assert/strict'
-import { existsSync } from 'node:fs'
 import { mkdir } from 'node:fs/promises'
 import { it } from 'node:test'
 import { fileURLToPath } from 'node:url'
-import { chromium } from 'playwright-core'
+import { chromiumMissing, launchChromium } from './chromium.js'
 import { buildTestApi } from './helpers.js'
 
-const CHROMIUM = '/usr/bin/chromium'
 const SCREENSHOT = fileURLToPath(new URL('../artifacts/docs-page.png', import.meta.url))
 const TIMEOUT_MS = 30_000
 
-const missing = existsSync(CHROMIUM)
-  ? false
-  : `no Chromium at ${CHROMIUM}: apt-get install chromium`
-
 it(
   'the docs page loads in Chromium without errors, from the service alone, and shows both creation endpoints',
-  { skip: missing, timeout: 4 * TIMEOUT_MS },
+  { skip: chromiumMissing, timeout: 4 * TIMEOUT_MS },
   async (t) => {
     const { app } = await buildTestApi(t, 'sqlite')
     const base = await app.listen({ host: '127.0.0.1', port: 0 })
-    const browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      // A fresh profile that reaches for nothing but the page: the machine has no internet.
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-      timeout: TIMEOUT_MS,
-    })
+    const browser = await launchChromium(TIMEOUT_MS)
     t.after(() => browser.close())
     const page = await browser.newPage({ viewport: { width: 1280, height: 1600 } })
     page.setDefaultTimeout(TIMEOUT_MS)

@@ -13,9 +13,9 @@ export interface Received {
 
 /**
  * What the receiver answers an attempt with, after verifying it: a status, or 'hang' (never
- * answers), or a redirect elsewhere.
+ * answers), or a redirect elsewhere, or a status after a delay (a receiver doing some work).
  */
-export type Answer = number | 'hang' | { redirect: string }
+export type Answer = number | 'hang' | { redirect: string } | { status: number; afterMs: number }
 
 export interface Receiver {
   /** http://127.0.0.1:<port> */
@@ -24,10 +24,19 @@ export interface Receiver {
   received: Received[]
   /** Every attempt that failed verification, with why: must stay empty. */
   rejected: string[]
+  /**
+   * Attempts that arrived while another attempt of the same webhook-id to the same path was
+   * still unanswered, as `<path> <webhook-id>`.
+   */
+  overlapping: string[]
   /** Sets the secret of the endpoint whose URL path is `path` (known after it is created). */
   trust(path: string, secret: string): void
   /** Resolves when `count` attempts passed verification (or throws after `timeoutMs`). */
   waitFor(count: number, timeoutMs?: number): Promise<void>
+  /** Stops listening and drops its connections: attempts meanwhile find the port refused. */
+  down(): Promise<void>
+  /** Listens again, on the same port. */
+  up(): Promise<void>
 }
 
 /**
@@ -45,7 +54,9 @@ export async function startReceiver(
   const bodies = new Map<string, string>()
   const received: Received[] = []
   const rejected: string[] = []
+  const overlapping: string[] = []
   const counts = new Map<string, number>()
+  const unanswered = new Map<string, number>()
   const waiters = new Set<() => void>()
   const server = http.createServer((request, response) => {
     const chunks: Buffer[] = []
@@ -71,27 +82,43 @@ export async function startReceiver(
       const key = `${path} ${id}`
       const count = (counts.get(key) ?? 0) + 1
       counts.set(key, count)
+      if ((unanswered.get(key) ?? 0) > 0) overlapping.push(key)
+      unanswered.set(key, (unanswered.get(key) ?? 0) + 1)
+      // Answered, or its connection gone (the sender gave up): no longer in flight.
+      response.once('close', () => unanswered.set(key, unanswered.get(key)! - 1))
       received.push({ path, id, body, at: Date.now() })
       waiters.forEach((waiter) => waiter())
       const what = answer(path, id, count)
       if (what === 'hang') return
-      if (typeof what === 'object') response.writeHead(302, { location: what.redirect }).end()
-      else response.writeHead(what).end('ok')
+      if (typeof what === 'number') response.writeHead(what).end('ok')
+      else if ('redirect' in what) response.writeHead(302, { location: what.redirect }).end()
+      else setTimeout(() => response.writeHead(what.status).end('ok'), what.afterMs)
     })
   })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  t.after(
-    () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections()
-        server.close(() => resolve())
-      }),
-  )
+  const listen = (port: number) =>
+    new Promise<void>((resolve, reject) => {
+      server.once('error', reject)
+      server.listen(port, '127.0.0.1', () => {
+        server.off('error', reject)
+        resolve()
+      })
+    })
+  const close = () =>
+    new Promise<void>((resolve) => {
+      if (!server.listening) return resolve()
+      server.close(() => resolve())
+      server.closeAllConnections()
+    })
+  await listen(0)
+  t.after(close)
   const { port } = server.address() as AddressInfo
   return {
     url: `http://127.0.0.1:${port}`,
     received,
     rejected,
+    overlapping,
+    down: close,
+    up: () => listen(port),
     trust: (path, secret) => secrets.set(path, new Webhook(secret)),
     waitFor: (count, timeoutMs = 10_000) =>
       new Promise<void>((resolve, reject) => {

@@ -157,3 +157,15 @@ export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve
 
 /** A whole number of milliseconds between min and max, for "a random moment". */
 export const randomMs = (min: number, max: number) => min + Math.floor(Math.random() * (max - min))
+
+/** How many times each value comes, in order of value: e.g. "1: 310, 2: 45, 3: 12". */
+export function tally(values: (number | string)[]): string {
+  const counts = new Map<number | string, number>()
+  for (const value of values) counts.set(value, (counts.get(value) ?? 0) + 1)
+  return (
+    [...counts]
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([value, count]) => `${value}: ${count}`)
+      .join(', ') || 'none'
+  )
+}

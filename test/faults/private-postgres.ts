@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process'
 import { chown, mkdtemp, rm } from 'node:fs/promises'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
+import { after, before, describe } from 'node:test'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 
@@ -74,6 +75,37 @@ export async function createPrivatePostgres(): Promise<PrivatePostgres> {
       await rm(dir, { recursive: true, force: true })
     },
   }
+}
+
+/**
+ * Declares a suite whose tests share a private cluster, created and started before them and
+ * destroyed after them; skipped, by name, without TEST_POSTGRES_URL (the switch of every
+ * PostgreSQL test). `cluster` stands for the cluster from the suite's start on.
+ */
+export function describeOnPrivatePostgres(
+  name: string,
+  suite: (cluster: PrivatePostgres) => void,
+): void {
+  describe(name, { skip: !process.env.TEST_POSTGRES_URL && 'TEST_POSTGRES_URL is not set' }, () => {
+    let created: PrivatePostgres | undefined
+    const cluster = (): PrivatePostgres => {
+      if (created === undefined) throw new Error('the private cluster is not created yet')
+      return created
+    }
+    before(async () => {
+      created = await createPrivatePostgres()
+      await created.start()
+    })
+    after(() => created?.destroy())
+    suite({
+      get url() {
+        return cluster().url
+      },
+      start: (settings) => cluster().start(settings),
+      stop: (mode) => cluster().stop(mode),
+      destroy: () => cluster().destroy(),
+    })
+  })
 }
 
 async function postgresUser(): Promise<[number, number]> {

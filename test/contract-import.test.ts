@@ -1,0 +1,82 @@
+import assert from 'node:assert/strict'
+import { it } from 'node:test'
+import { csv } from './import-helpers.js'
+import { buildTestApi, describeEachDialect, expectError, type TestApi } from './helpers.js'
+
+// The contract's rules for POST /imports, checked as a client sees them. Part 2: "idempotency
+// keys on every write"; part 1: "Idempotency-Key (1 to 255 printable characters) on any
+// write, as in Stripe's API".
+
+function postCsv(api: TestApi, body: string, headers: Record<string, string> = {}, key?: string) {
+  return api.request('POST', '/imports', {
+    body,
+    ...(key && { key }),
+    headers: { 'content-type': 'text/csv', ...headers },
+  })
+}
+
+async function waitForImport(api: TestApi, id: string, key?: string) {
+  for (let i = 0; i < 3000; i++) {
+    const record = (await api.get(`/imports/${id}`, key)).json().data
+    if (record.status !== 'running') return record
+    await new Promise((resolve) => setTimeout(resolve, 10))
+  }
+  throw new Error('the import did not finish')
+}
+
+describeEachDialect('POST /imports with an Idempotency-Key', (dialect) => {
+  const file = csv('Handle,Title,Variant SKU,Variant Price', 'a,A,SKU-A,1', 'b,B,SKU-B,2')
+
+  it('a retry gets the first answer again, replayed, and starts no second import', async (t) => {
+    const api = await buildTestApi(t, dialect)
+    const first = await postCsv(api, file, { 'idempotency-key': 'import-1' })
+    assert.equal(first.statusCode, 202, first.body)
+    assert.equal(first.headers['idempotent-replayed'], undefined)
+    const accepted = first.json().data
+    await waitForImport(api, accepted.id)
+
+    const retry = await postCsv(api, file, { 'idempotency-key': 'import-1' })
+    assert.equal(retry.statusCode, 202, retry.body)
+    assert.equal(retry.headers['idempotent-replayed'], 'true')
+    assert.deepEqual(retry.json(), first.json(), 'the first answer, byte for byte')
+
+    // Without the key, the same file is a new import: that is what the key prevents.
+    const unkeyed = await postCsv(api, file)
+    assert.notEqual(unkeyed.json().data.id, accepted.id)
+  })
+
+  it('the same key with another file is 422 idempotency_key_reused, and nothing starts', async (t) => {
+    const api = await buildTestApi(t, dialect)
+    const first = await postCsv(api, file, { 'idempotency-key': 'import-2' })
+    assert.equal(first.statusCode, 202, first.body)
+    await waitForImport(api, first.json().data.id)
+    const other = csv('Handle,Title', 'c,C')
+    expectError(
+      await postCsv(api, other, { 'idempotency-key': 'import-2' }),
+      422,
+      'idempotency_key_reused',
+    )
+    const products = (await api.get('/products')).json().data.map((p: { slug: string }) => p.slug)
+    assert.deepEqual(products.sort(), ['a', 'b'], 'the second file was not imported')
+  })
+
+  it("a key is per store: another store's same key starts its own import", async (t) => {
+    const api = await buildTestApi(t, dialect)
+    const otherKey = await api.newKey({ store: 'store-b' })
+    const mine = await postCsv(api, file, { 'idempotency-key': 'import-3' })
+    const theirs = await postCsv(api, file, { 'idempotency-key': 'import-3' }, otherKey)
+    assert.equal(theirs.statusCode, 202, theirs.body)
+    assert.equal(theirs.headers['idempotent-replayed'], undefined)
+    assert.notEqual(theirs.json().data.id, mine.json().data.id)
+    await waitForImport(api, mine.json().data.id)
+    const record = await waitForImport(api, theirs.json().data.id, otherKey)
+    assert.equal(record.productsCreated, 2)
+  })
+
+  it('a malformed key is 400 validation_failed, and no import starts', async (t) => {
+    const api = await buildTestApi(t, dialect)
+    const res = await postCsv(api, file, { 'idempotency-key': ' padded ' })
+    expectError(res, 400, 'validation_failed')
+    assert.deepEqual((await api.get('/products')).json().data, [])
+  })
+})

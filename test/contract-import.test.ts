@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { it } from 'node:test'
-import { csv } from './import-helpers.js'
+import { csv, importText } from './import-helpers.js'
 import { buildTestApi, describeEachDialect, expectError, type TestApi } from './helpers.js'
 
 // The contract's rules for POST /imports, checked as a client sees them. Part 2: "idempotency
@@ -78,5 +78,47 @@ describeEachDialect('POST /imports with an Idempotency-Key', (dialect) => {
     const res = await postCsv(api, file, { 'idempotency-key': ' padded ' })
     expectError(res, 400, 'validation_failed')
     assert.deepEqual((await api.get('/products')).json().data, [])
+  })
+})
+
+describeEachDialect('POST /imports: one slug, one product of the file', (dialect) => {
+  // Contract, part 3: "a second run of the same file reports 0 created and 0 updated", and
+  // --dry-run "prints the summary a real run would print". A handle that comes back after
+  // another product's rows, or two handles made into one slug, must not make the later
+  // product overwrite the earlier one (which a second run would then overwrite back).
+  const file = csv(
+    'Handle,Title,Variant SKU,Variant Price',
+    'ab,First AB,AB-1,1',
+    'cd,CD,CD-1,2',
+    'ab,Second AB,AB-2,3',
+    'Crème Brûlée,First CB,CB-1,4',
+    'creme-brulee,Second CB,CB-2,5',
+  )
+
+  it('the later product is duplicate_slug, the earlier kept; a second run changes nothing', async (t) => {
+    const api = await buildTestApi(t, dialect)
+    const dry = await importText(api.database, 'store-a', file, { dryRun: true })
+    const first = await waitForImport(api, (await postCsv(api, file)).json().data.id)
+    assert.deepEqual(
+      first.errors.map((e: Record<string, unknown>) => [e.row, e.handle, e.field, e.error]),
+      [
+        [4, 'ab', 'Handle', 'duplicate_slug'],
+        [6, 'creme-brulee', 'Handle', 'duplicate_slug'],
+      ],
+    )
+    assert.equal(first.productsCreated, 3)
+    assert.equal(first.productsUpdated, 0)
+    assert.equal(first.rowsFailed, 2)
+    const { status, id, createdAt, finishedAt, ...counts } = first
+    ;(void status, id, createdAt, finishedAt)
+    assert.deepEqual(counts, { ...dry, failureReason: null }, 'the dry run said the same')
+    const names = (await api.get('/products')).json().data.map((p: { name: string }) => p.name)
+    assert.deepEqual(names.sort(), ['CD', 'First AB', 'First CB'])
+
+    const second = await waitForImport(api, (await postCsv(api, file)).json().data.id)
+    assert.equal(second.productsCreated, 0)
+    assert.equal(second.productsUpdated, 0)
+    assert.equal(second.variantsUpdated, 0)
+    assert.deepEqual(second.errors, first.errors)
   })
 })

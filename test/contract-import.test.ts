@@ -122,3 +122,26 @@ describeEachDialect('POST /imports: one slug, one product of the file', (dialect
     assert.deepEqual(second.errors, first.errors)
   })
 })
+
+describeEachDialect('POST /imports: errors name the column', (dialect) => {
+  // Each error names "row, handle, field": the file's column, as for every other field
+  // ("Variant Price", "Status"), also for a product whose first row has no title.
+  it('a product without a title is reported on its Title column', async (t) => {
+    const api = await buildTestApi(t, dialect)
+    const file = csv('Handle,Title,Variant Price', 'a,,1', 'b,B,abc')
+    const record = await waitForImport(api, (await postCsv(api, file)).json().data.id)
+    assert.deepEqual(
+      record.errors.map((e: Record<string, unknown>) => [e.row, e.handle, e.field, e.error]),
+      [
+        [2, 'a', 'Title', 'validation_failed'],
+        [3, 'b', 'Variant Price', 'validation_failed'],
+      ],
+    )
+    const layout2025 = csv('URL handle,Title,Price', 'c,,1')
+    const other = await waitForImport(api, (await postCsv(api, layout2025)).json().data.id)
+    assert.deepEqual(
+      other.errors.map((e: Record<string, unknown>) => e.field),
+      ['Title'],
+    )
+  })
+})

@@ -145,3 +145,40 @@ describeEachDialect('POST /imports: errors name the column', (dialect) => {
     )
   })
 })
+
+describeEachDialect('POST /imports: a file that stops being CSV part-way', (dialect) => {
+  // "invalid_csv for a file that cannot be read as CSV from that row on"; "1 when some failed
+  // (the others are imported all the same)": the products whose rows all come before the
+  // unreadable row are imported; one that may go on in it is not (not whole).
+  it('every product before the unreadable row is imported, when that row names another handle', async (t) => {
+    const api = await buildTestApi(t, dialect)
+    const file = csv('Handle,Title', 'a,A', 'b,B', 'c,"C never closed', 'd,D')
+    const record = await waitForImport(api, (await postCsv(api, file)).json().data.id)
+    assert.deepEqual(
+      record.errors.map((e: Record<string, unknown>) => [e.row, e.error]),
+      [[4, 'invalid_csv']],
+    )
+    assert.equal(record.productsCreated, 2)
+    assert.equal(record.rowsFailed, 0)
+    const slugs = (await api.get('/products')).json().data.map((p: { slug: string }) => p.slug)
+    assert.deepEqual(slugs.sort(), ['a', 'b'])
+  })
+
+  it('the product being read is not imported when the unreadable row may be one of its own', async (t) => {
+    const api = await buildTestApi(t, dialect)
+    const file = csv(
+      'Handle,Title,Option1 Name,Option1 Value',
+      'a,A,Size,S',
+      'b,B,Size,S',
+      'b,,,"M',
+    )
+    const record = await waitForImport(api, (await postCsv(api, file)).json().data.id)
+    assert.deepEqual(
+      record.errors.map((e: Record<string, unknown>) => [e.row, e.error]),
+      [[4, 'invalid_csv']],
+    )
+    assert.equal(record.rowsFailed, 1)
+    const slugs = (await api.get('/products')).json().data.map((p: { slug: string }) => p.slug)
+    assert.deepEqual(slugs, ['a'])
+  })
+})

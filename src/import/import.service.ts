@@ -178,7 +178,11 @@ export async function importCatalog(
   for await (const item of readCsvRecords(input)) {
     if (item.kind === 'failure') {
       if (!header) return refused(item.message, item.row)
-      // The product being read is not whole: it is not imported.
+      // The product being read is whole when the unreadable row, as far as it was read,
+      // names another handle: it is imported. Else that row may have been one of its own,
+      // and it is not.
+      const next = item.fields[header.index.handle!]?.trim()
+      if (group && next !== undefined && next !== group.handle) await close()
       if (group) {
         summary.rowsProcessed += group.records.length
         summary.rowsFailed += group.records.length

@@ -4622,7 +4622,10 @@ export interface operations {
   createImport: {
     parameters: {
       query?: never
-      header?: never
+      header?: {
+        /** @description Makes the request safe to retry: a retry with the same key (24 hours by default) gets the first answer again, with Idempotent-Replayed: true, and changes nothing. 1 to 255 printable ASCII characters, e.g. a UUID. */
+        'idempotency-key'?: string
+      }
       path?: never
       cookie?: never
     }
@@ -4638,6 +4641,7 @@ export interface operations {
           'X-Request-Id': components['headers']['X-Request-Id']
           'RateLimit-Policy': components['headers']['RateLimit-Policy']
           RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -4713,11 +4717,25 @@ export interface operations {
           }
         }
       }
+      /** @description `invalid_json`: the body is not valid JSON, or is empty; `bad_request`: the bytes received are not valid HTTP (the connection is closed); `validation_failed`: a field is missing, of the wrong type or out of bounds; one detail per problem */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
       /** @description `unauthorized`: no Authorization header, not Bearer, or an unknown, malformed or revoked key */
       401: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
           'WWW-Authenticate': components['headers']['WWW-Authenticate']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -4730,6 +4748,20 @@ export interface operations {
           'X-Request-Id': components['headers']['X-Request-Id']
           'RateLimit-Policy': components['headers']['RateLimit-Policy']
           RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
+      409: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -4742,6 +4774,7 @@ export interface operations {
           'X-Request-Id': components['headers']['X-Request-Id']
           'RateLimit-Policy': components['headers']['RateLimit-Policy']
           RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -4754,6 +4787,20 @@ export interface operations {
           'X-Request-Id': components['headers']['X-Request-Id']
           'RateLimit-Policy': components['headers']['RateLimit-Policy']
           RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `idempotency_key_reused`: the Idempotency-Key was used before with a different request */
+      422: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -4767,6 +4814,7 @@ export interface operations {
           'RateLimit-Policy': components['headers']['RateLimit-Policy']
           RateLimit: components['headers']['RateLimit']
           'Retry-After': components['headers']['Retry-After']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -4779,6 +4827,7 @@ export interface operations {
           'X-Request-Id': components['headers']['X-Request-Id']
           'RateLimit-Policy': components['headers']['RateLimit-Policy']
           RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -4791,6 +4840,7 @@ export interface operations {
           'X-Request-Id': components['headers']['X-Request-Id']
           'RateLimit-Policy': components['headers']['RateLimit-Policy']
           RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {

@@ -208,15 +208,14 @@ export function buildApp(options: AppOptions): FastifyInstance {
     importJobs = own
   }
   const jobs = importJobs
+  const idempotencyKeyTtlSeconds = options.idempotencyKeyTtlSeconds ?? 24 * 60 * 60
   // Declared in a plugin, so that they come after the OpenAPI plugin has loaded and it sees them.
   app.register(async (routes) => {
     registerHealthRoutes(routes, database)
-    registerCatalogRoutes(routes, database, {
-      idempotencyKeyTtlSeconds: options.idempotencyKeyTtlSeconds ?? 24 * 60 * 60,
-    })
+    registerCatalogRoutes(routes, database, { idempotencyKeyTtlSeconds })
     registerEventRoutes(routes, database, PREFIX)
     registerWebhookEndpointRoutes(routes, database, {
-      idempotencyKeyTtlSeconds: options.idempotencyKeyTtlSeconds ?? 24 * 60 * 60,
+      idempotencyKeyTtlSeconds,
       urls: {
         allowPrivate: options.webhooks?.allowPrivate ?? false,
         ...(options.webhooks?.resolve && { resolve: options.webhooks.resolve }),
@@ -224,7 +223,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
     })
     // The admin page: static files, a client of the routes above like any other.
     registerAdminRoutes(routes)
-    registerImportRoutes(routes, database, jobs)
+    registerImportRoutes(routes, database, jobs, { idempotencyKeyTtlSeconds })
   })
   return app
 }

@@ -447,7 +447,20 @@ describeEachDialect('import: malformed input', (dialect) => {
           [[4, 'invalid_csv']],
           'row 4 as a spreadsheet shows it, though it starts on line 5',
         )
-        // The product being read when the file stops may have had more rows: not whole.
+        // The unreadable row names another handle (c): b, the product being read, is whole.
+        assert.equal(s.rowsFailed, 0)
+      },
+      ['a', 'b'],
+    ],
+    [
+      'an unterminated quote in a row that may be the product being read',
+      csv('Handle,Title', 'a,A', 'b,B', 'b,"B again'),
+      (s) => {
+        assert.deepEqual(
+          s.errors.map((e) => [e.row, e.error]),
+          [[4, 'invalid_csv']],
+        )
+        // b may have had more rows: not whole, not imported.
         assert.equal(s.rowsFailed, 1)
       },
       ['a'],

@@ -166,7 +166,7 @@ describe('the OpenAPI document', () => {
       [`GET ${API}/webhook-endpoints/{id}`]: [...common, '404'],
       [`PATCH ${API}/webhook-endpoints/{id}`]: [...common, '400', '404', '409', '413', '415'],
       [`DELETE ${API}/webhook-endpoints/{id}`]: [...common, '404'],
-      [`POST ${API}/imports`]: ['202', '401', '403', '413', '415', '500', '503'],
+      [`POST ${API}/imports`]: ['202', '400', '401', '403', '409', '413', '415', '500', '503'],
       [`GET ${API}/imports/{id}`]: [...common, '404'],
       [`GET ${API}/exports/products.csv`]: common,
       [`GET ${API}/webhook-endpoints/{id}/deliveries`]: [...common, '400', '404'],
@@ -514,6 +514,8 @@ describeEachDialect('answers conform to the OpenAPI document', (dialect) => {
     await check(importLabel, send('POST', importUrl, { ...csvBody, key: null }))
     await check(importLabel, send('POST', importUrl, { ...csvBody, key: readKey }))
     await check(importLabel, send('POST', importUrl, json({ name: 'Mug' })))
+    const badKey = { 'idempotency-key': ' padded ' }
+    await check(importLabel, send('POST', importUrl, { ...csvBody, headers: badKey }))
     await check(importGetLabel, send('GET', `${API}/imports/${importId}`))
     await check(importGetLabel, send('GET', `${API}/imports/${importId}`, { key: otherStore }))
     await check(importGetLabel, send('GET', `${API}/imports/${importId}`, { key: null }))
@@ -644,6 +646,7 @@ describeEachDialect('answers conform to the OpenAPI document', (dialect) => {
       `${deleteHookLabel} 409`,
       `${deliveriesLabel} 500`,
       `${retryLabel} 409`,
+      `${importLabel} 409`,
       `${deleteLabel} 409`,
       `${deleteVariantLabel} 409`,
     ])

@@ -17,6 +17,8 @@ export interface CsvFailure {
   kind: 'failure'
   row: number
   message: string
+  /** The fields of the unreadable record that were read before it failed (maybe none). */
+  fields: string[]
 }
 
 /**
@@ -73,6 +75,10 @@ export async function* readCsvRecords(
     kind: 'failure',
     row: recordsSeen + 1,
     message: describeCsvError(failure!),
+    // csv-parse keeps the record it is reading in its state (the stream's `state`).
+    fields: ((parser as unknown as { state?: { record?: unknown[] } }).state?.record ?? []).map(
+      String,
+    ),
   })
 
   for await (const piece of input) {

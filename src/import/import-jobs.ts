@@ -1,3 +1,4 @@
+import { createHash, type Hash } from 'node:crypto'
 import { createReadStream, createWriteStream } from 'node:fs'
 import { mkdir, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -5,6 +6,7 @@ import { join } from 'node:path'
 import { Transform, type Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import type { Database } from '../db/database.js'
+import type { Executor } from '../db/schema.js'
 import { newId, toIso } from '../db/values.js'
 import { AppError } from '../errors.js'
 import {
@@ -44,12 +46,25 @@ export interface ImportJobsOptions {
   onError?: (error: unknown) => void
 }
 
+/**
+ * Writes the record of a new import (`insert`, given an executor) and resolves with the
+ * record to answer. The default is a write of its own; under an Idempotency-Key it is the
+ * keyed write, which answers a retry of the same file (`fileDigest`, SHA-256 hex) with the
+ * record of the first request's import instead of running `insert`.
+ */
+export type KeepImport = (
+  insert: (db: Executor) => Promise<ImportRecord>,
+  fileDigest: string,
+) => Promise<ImportRecord>
+
 export interface ImportJobs {
   /**
    * Keeps the body in a file of its own (streamed, counted: over maxBytes is 413), records
-   * the import as running, and starts it in the background. Resolves with its record.
+   * the import as running (through `keep` if given), and starts it in the background.
+   * Resolves with its record; when `keep` answered an earlier import's record instead,
+   * nothing starts and that record is the answer.
    */
-  submit(storeId: string, body: Readable): Promise<ImportRecord>
+  submit(storeId: string, body: Readable, keep?: KeepImport): Promise<ImportRecord>
   get(storeId: string, id: string): Promise<ImportRecord | undefined>
   /** Marks failed the imports a stopped process left running; then looks again every beat. */
   start(): Promise<void>
@@ -137,30 +152,45 @@ export function createImportJobs(database: Database, options: ImportJobsOptions)
   }
 
   return {
-    async submit(storeId, body) {
+    async submit(storeId, body, keep) {
       if (stopping)
         throw new AppError('unavailable', 'The service is shutting down; retry shortly.')
       const id = newId()
       await mkdir(directory, { recursive: true })
       const file = join(directory, `${id}.csv`)
+      const digest = createHash('sha256')
       try {
-        await pipeline(body, byteLimit(options.maxBytes), createWriteStream(file))
+        await pipeline(body, byteLimit(options.maxBytes), digestOf(digest), createWriteStream(file))
       } catch (error) {
         await rm(file, { force: true })
         throw error
       }
-      let row: ImportRow
-      try {
-        row = await database.writeAtomic((db) =>
-          insertImport(db, { store_id: storeId, id, instance_id: instanceId, created_at: iso() }),
+      const insert = async (db: Executor) =>
+        rowToRecord(
+          await insertImport(db, {
+            store_id: storeId,
+            id,
+            instance_id: instanceId,
+            created_at: iso(),
+          }),
         )
+      let record: ImportRecord
+      try {
+        record = keep
+          ? await keep(insert, digest.digest('hex'))
+          : await database.writeAtomic(insert)
       } catch (error) {
         await rm(file, { force: true })
         throw error
+      }
+      if (record.id !== id) {
+        // An earlier request's import, answered again: this copy of its file is not needed.
+        await rm(file, { force: true })
+        return record
       }
       const job = run(storeId, id, file).finally(() => running.delete(id))
       running.set(id, job)
-      return rowToRecord(row)
+      return record
     },
     async get(storeId, id) {
       const row = await findImport(database.kysely, storeId, id)
@@ -210,6 +240,16 @@ function byteLimit(max: number): Transform {
           `The file is larger than the ${max} bytes an import accepts (IMPORT_MAX_BYTES).`,
         ),
       )
+    },
+  })
+}
+
+/** Passes bytes through unchanged, feeding them to `hash` on the way. */
+function digestOf(hash: Hash): Transform {
+  return new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      hash.update(chunk)
+      done(null, chunk)
     },
   })
 }

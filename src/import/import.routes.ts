@@ -9,7 +9,9 @@ import { AppError } from '../errors.js'
 import { ErrorBody, Nullable, Timestamp, withErrors } from '../http/schemas.js'
 import { createValidatorCompiler } from '../http/validation.js'
 import { exportCatalog } from './export.service.js'
-import type { ImportJobs } from './import-jobs.js'
+import { IdempotencyHeaders, requestFingerprint } from '../idempotency/idempotency.http.js'
+import { createIdempotentWriter } from '../idempotency/idempotency.service.js'
+import type { ImportJobs, ImportRecord, KeepImport } from './import-jobs.js'
 
 const PREFIX = '/api/commerce/v1'
 
@@ -117,7 +119,11 @@ export function registerImportRoutes(
   app: FastifyInstance,
   database: Database,
   jobs: ImportJobs,
+  options: { idempotencyKeyTtlSeconds: number },
 ): void {
+  const idempotent = createIdempotentWriter(database, {
+    ttlSeconds: options.idempotencyKeyTtlSeconds,
+  })
   app.register(async (scope) => {
     scope.removeAllContentTypeParsers()
     scope.addContentTypeParser('text/csv', (_request, payload, done) => done(null, payload))
@@ -137,17 +143,44 @@ export function registerImportRoutes(
             'Answers 202 once the file is received; the import runs in the background (GET ' +
             '/imports/{id} for its progress). Products are matched by handle, variants by sku ' +
             'then options; nothing is deleted; running the same file again is safe.',
+          headers: IdempotencyHeaders,
           body: CSV_BODY,
           response: withErrors({
             202: ImportResponse,
+            400: ErrorBody,
+            409: ErrorBody,
             413: ErrorBody,
             415: ErrorBody,
+            422: ErrorBody,
           }),
         } as never,
       },
       async (request, reply) => {
         if (!(request.body instanceof Readable)) throw unsupportedType()
-        const record = await jobs.submit(principalOf(request).storeId, request.body)
+        const storeId = principalOf(request).storeId
+        const key = request.headers['idempotency-key']
+        let replayed = false
+        // With an Idempotency-Key the file (by its digest) is the body a retry must repeat,
+        // and the import's record is written in the key's transaction, as any write's.
+        const keep: KeepImport | undefined =
+          typeof key === 'string'
+            ? async (insert, fileDigest) => {
+                const call = {
+                  storeId,
+                  key,
+                  fingerprint: requestFingerprint(
+                    'POST',
+                    request.url.split('?', 1)[0]!,
+                    fileDigest,
+                  ),
+                }
+                const answer = await idempotent.run(call, insert)
+                replayed = answer.replayed
+                return (answer.body as { data: ImportRecord }).data
+              }
+            : undefined
+        const record = await jobs.submit(storeId, request.body, keep)
+        if (replayed) reply.header('idempotent-replayed', 'true')
         reply.code(202)
         return { data: record }
       },

@@ -123,6 +123,12 @@ export async function importCatalog(
   let header: Header | undefined
   let group: { handle: string; records: CsvRecord[] } | undefined
   let pending: MappedProduct[] = []
+  // The slugs of the file's products imported so far, each with its handle: a later product
+  // of the file with one of them (its handle again after other rows, or another handle made
+  // into the same slug) is duplicate_slug, as in a dry run, rather than overwriting the
+  // earlier one (and being overwritten back by a second run). It grows with the file, by
+  // one slug per product.
+  const fileSlugs = new Map<string, string>()
 
   const flush = async () => {
     while (pending.length > 0) {
@@ -136,6 +142,7 @@ export async function importCatalog(
           summary.rowsFailed += product.rows.length
           report(outcome.errors)
         } else {
+          fileSlugs.set(product.slug, product.handle)
           if (outcome.created) summary.productsCreated++
           if (outcome.updated) summary.productsUpdated++
           summary.variantsCreated += outcome.variantsCreated
@@ -149,7 +156,20 @@ export async function importCatalog(
   }
   const close = async () => {
     if (group && header) {
-      pending.push(mapProduct(header, group.handle, group.records))
+      const product = mapProduct(header, group.handle, group.records)
+      // An earlier product of the file with this slug may still be pending: its outcome first.
+      if (pending.some((earlier) => earlier.slug === product.slug)) await flush()
+      const earlier = fileSlugs.get(product.slug)
+      if (earlier !== undefined && product.errors.length === 0) {
+        product.errors.push({
+          row: product.rows[0]!,
+          handle: product.handle,
+          field: product.columns.handle ?? 'Handle',
+          error: 'duplicate_slug',
+          message: `an earlier product of the file (handle "${clip(earlier)}") has this handle's slug`,
+        })
+      }
+      pending.push(product)
       if (pending.length >= bound.maxProducts) await flush()
     }
     group = undefined
@@ -158,7 +178,11 @@ export async function importCatalog(
   for await (const item of readCsvRecords(input)) {
     if (item.kind === 'failure') {
       if (!header) return refused(item.message, item.row)
-      // The product being read is not whole: it is not imported.
+      // The product being read is whole when the unreadable row, as far as it was read,
+      // names another handle: it is imported. Else that row may have been one of its own,
+      // and it is not.
+      const next = item.fields[header.index.handle!]?.trim()
+      if (group && next !== undefined && next !== group.handle) await close()
       if (group) {
         summary.rowsProcessed += group.records.length
         summary.rowsFailed += group.records.length
@@ -282,11 +306,10 @@ function failed(errors: ImportError[]): Outcome {
 
 /**
  * What the file's earlier products hold, for a dry run, which writes nothing that later
- * products' checks could meet: their slugs and skus. It grows with the file; a real run
- * keeps nothing (the database holds what was written).
+ * products' checks could meet: their skus. It grows with the file; a real run keeps none
+ * (the database holds what was written). Their slugs are kept by importCatalog, for both.
  */
 class DryRunState {
-  readonly slugs = new Map<string, string>()
   readonly skus = new Map<string, string>()
 }
 
@@ -339,21 +362,6 @@ async function importProduct(
       })
     }
   }
-  if (dry) {
-    const earlier = dry.slugs.get(slug)
-    if (earlier !== undefined) {
-      return failed([
-        {
-          row: firstRow,
-          handle,
-          field: product.columns.handle ?? 'Handle',
-          error: 'duplicate_slug',
-          message: `an earlier product of the file (handle "${clip(earlier)}") has this handle's slug`,
-        },
-      ])
-    }
-  }
-
   const [existingRow] = await listProductRows(db, {
     storeId,
     filters: { slug },
@@ -475,7 +483,6 @@ async function importProduct(
       else if (Object.keys(plan.patch).length > 0) outcome.variantsUpdated++
       if (plan.variant.input.sku) dry.skus.set(plan.variant.input.sku, handle)
     }
-    dry.slugs.set(slug, handle)
     return outcome
   }
 

@@ -108,11 +108,10 @@ export function mapProduct(header: Header, handle: string, records: CsvRecord[])
     const empty = field === 'description' ? value === '' : value.trim() === ''
     ;(fields as Record<string, unknown>)[field] = empty ? null : value
   }
+  // A name missing (no Title column, or an empty cell) is reported on the Title column too.
+  columns.name = columnName(header, 'title')
   const title = cell(first, 'title')
-  if (title !== undefined && title.trim() !== '') {
-    fields.name = title
-    columns.name = columnName(header, 'title')
-  }
+  if (title !== undefined && title.trim() !== '') fields.name = title
   text('description', 'description')
   text('vendor', 'vendor')
   text('type', 'product_type')

@@ -58,9 +58,16 @@ export function createEndpointWork(
   const secret = newWebhookSecret()
   return async (db) => {
     if (!(await claimEndpointSlot(db, storeId, MAX_ENDPOINTS_PER_STORE))) {
+      // The store's count is the problem, not a field: `body`, as for a body that is no object.
       throw new AppError(
         'validation_failed',
         `A store has at most ${MAX_ENDPOINTS_PER_STORE} webhook endpoints; delete one first.`,
+        [
+          {
+            field: 'body',
+            message: `the store already has ${MAX_ENDPOINTS_PER_STORE} endpoints, the most it may have`,
+          },
+        ],
       )
     }
     const row = await insertEndpoint(db, {

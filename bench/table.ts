@@ -1,9 +1,16 @@
 /** The report as text for the terminal: one table per dialect, then the scale figures. */
 import { ROUNDS } from './measure.js'
-import { BASELINES, type BenchReport, type Goal, type ScaleGoals } from './report.js'
+import {
+  BASELINES,
+  type BenchReport,
+  type Goal,
+  type ScaleGoals,
+  type WebhookGoals,
+} from './report.js'
 import type { ListFilter } from './requests.js'
 import { SCENARIO_LABELS, SCENARIOS } from './scenarios.js'
 import { SERVER_LABELS, type Dialect, type ServerKind } from './targets.js'
+import type { WebhookFigures } from './webhooks.js'
 
 const DIALECT_LABELS: Record<Dialect, string> = { sqlite: 'SQLite', postgres: 'PostgreSQL' }
 const BASELINE_SHORT: Record<ServerKind, string> = {
@@ -22,6 +29,7 @@ export function formatReport(report: BenchReport): string {
       `the service run as npm start runs it: node ${settings.serviceNodeFlags.join(' ')}`,
     ...settings.dialects.map((dialect) => mainTable(report, dialect)),
   ]
+  if (report.webhooks.length > 0) sections.push(webhookTable(report))
   if (settings.scale) sections.push(scaleTable(report))
   if (report.instances.length > 0) sections.push(instancesTable(report))
   return sections.join('\n\n')
@@ -89,6 +97,64 @@ function mainTable(report: BenchReport, dialect: Dialect): string {
       ])
     }
   }
+  return render(rows)
+}
+
+function webhookTable(report: BenchReport): string {
+  const dialects = report.webhooks.map((figures) => figures.dialect)
+  const rows: string[][] = [
+    [
+      `Webhook deliveries (WEBHOOK_TIMEOUT_MS=${report.webhooks[0]!.timeoutMs})`,
+      ...dialects.map((d) => DIALECT_LABELS[d]),
+      'goal',
+    ],
+  ]
+  const line = (
+    label: string,
+    cell: (f: WebhookFigures) => string,
+    goal?: keyof Omit<WebhookGoals, 'dialect'>,
+  ) => {
+    const goals = (d: Dialect) => goal && report.webhookGoals.find((g) => g.dialect === d)?.[goal]
+    const shown = goals(dialects[0]!)
+    rows.push([
+      label,
+      ...report.webhooks.map((f) =>
+        goals(f.dialect)?.met === false ? `${cell(f)} (missed)` : cell(f),
+      ),
+      shown ? `${shown.op} ${shown.value}${shown.unit}` : '',
+    ])
+  }
+  const lag = (l: WebhookFigures['lag']['live']) =>
+    `${whole(l.lag.p50)} / ${whole(l.lag.p99)} / ${whole(l.lag.max)}`
+  line('creates, 1 live endpoint / none', (f) => times(f.liveRatio), 'createRatio')
+  line('creates, 1 live + 1 dead endpoint / none', (f) => times(f.deadRatio))
+  line(
+    '  req/s: none / live / live+dead',
+    (f) =>
+      `${whole(f.creates.none.reqPerS)} / ${whole(f.creates.live.reqPerS)} / ${whole(f.creates['live+dead'].reqPerS)}`,
+  )
+  line('steady rate, creates/s (half of live)', (f) => whole(f.ratePerS))
+  line('lag p99 ms, live endpoint', (f) => whole(f.lag.live.lag.p99), 'lagP99')
+  line('lag p99, with a dead endpoint / without', (f) => times(f.lagP99Ratio), 'lagP99Ratio')
+  line('  lag ms p50 / p99 / max, live', (f) => lag(f.lag.live))
+  line('  lag ms p50 / p99 / max, live + dead', (f) => lag(f.lag['live+dead']), 'lagMax')
+  line(
+    '  deliveries timed, live / live + dead',
+    (f) => `${whole(f.lag.live.lag.count)} / ${whole(f.lag['live+dead'].lag.count)}`,
+  )
+  line(
+    '  create p99 ms at the steady rate, live / live + dead',
+    (f) => `${fixed(f.lag.live.p99Ms)} / ${fixed(f.lag['live+dead'].p99Ms)}`,
+  )
+  line('every product.created received, by webhook-id', (f) =>
+    f.checks.every((c) => c.delivered >= c.created && c.malformed === 0)
+      ? `yes (${f.checks.map((c) => whole(c.created)).join(' + ')})`
+      : 'NO',
+  )
+  line(
+    '  duplicates received; dead receiver connections',
+    (f) => `${f.checks.reduce((n, c) => n + c.duplicates, 0)}; ${f.deadConnections}`,
+  )
   return render(rows)
 }
 

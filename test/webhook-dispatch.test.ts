@@ -5,6 +5,7 @@ import { buildApp } from '../src/app.js'
 import { createApiKey } from '../src/auth/api-key.service.js'
 import { createDatabase, type Database, type Dialect } from '../src/db/database.js'
 import { migrateToLatest } from '../src/db/migrate.js'
+import { findDueDeliveries } from '../src/webhooks/delivery.repository.js'
 import { startDispatcher, type DispatcherOptions } from '../src/webhooks/dispatcher.js'
 import { createSender } from '../src/webhooks/sender.js'
 import { readFeed } from './event-helpers.js'
@@ -225,6 +226,23 @@ describeEachDialect('webhook dispatcher', (dialect) => {
       worst = Math.max(worst, r.at - committed.get(id)!)
     }
     assert.ok(worst < 1000, `worst lag of the live endpoint ${worst} ms`)
+  })
+
+  it('a pass reads a few due deliveries per endpoint, not the whole backlog of the oldest', async (t) => {
+    // No dispatcher runs: the deliveries stay pending. /backlog's 30 are due before /new's one.
+    const s = await setup(t, dialect)
+    const backlog = await s.endpoint('/backlog')
+    for (let i = 0; i < 30; i++) await s.api.createProduct({ name: `Old ${i}` })
+    const fresh = await s.endpoint('/new')
+    await s.api.createProduct({ name: 'New' })
+    const now = new Date(Date.now() + 1000).toISOString()
+    const endpoints = (rows: { endpoint_id: string }[]) => rows.map((row) => row.endpoint_id)
+
+    const page = endpoints(await findDueDeliveries(s.api.database.kysely, now, [], 8, 4))
+    assert.equal(page.filter((id) => id === backlog).length, 4)
+    assert.equal(page.filter((id) => id === fresh).length, 1)
+    const notBusy = await findDueDeliveries(s.api.database.kysely, now, [backlog], 8, 4)
+    assert.deepEqual(endpoints(notBusy), [fresh])
   })
 
   it('stopped mid-attempt, it leaves the delivery to its lease: retried later, not lost', async (t) => {

@@ -108,7 +108,7 @@ export function startDispatcher(options: DispatcherOptions): Dispatcher {
         const nowIso = now.toISOString()
         const busy = [...perEndpoint].filter(([, n]) => n >= maxPerEndpoint).map(([id]) => id)
         const scan = Math.min(free * 4, 200)
-        const due = await findDueDeliveries(database.kysely, nowIso, busy, scan)
+        const due = await findDueDeliveries(database.kysely, nowIso, busy, scan, maxPerEndpoint)
         if (due.length === 0) break
         // At most maxPerEndpoint in flight per endpoint: the others stay due for later.
         const taken = new Map<string, number>()

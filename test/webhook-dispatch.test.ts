@@ -228,6 +228,24 @@ describeEachDialect('webhook dispatcher', (dialect) => {
     assert.ok(worst < 1000, `worst lag of the live endpoint ${worst} ms`)
   })
 
+  it('records the outcomes of finished attempts with the next claim: fewer writes than deliveries', async (t) => {
+    const s = await setup(t, dialect)
+    const endpointId = await s.endpoint('/fast')
+    for (let i = 0; i < 24; i++) await s.api.createProduct({ name: `P${i}` })
+    let writes = 0
+    const database = s.api.database
+    s.dispatch({
+      database: { ...database, write: (work) => (writes++, database.write(work)) },
+    })
+    await until(
+      async () => (await deliveriesOf(database, endpointId)).every((d) => d.status === 'succeeded'),
+      10_000,
+      'outcomes recorded',
+    )
+    // One write per outcome and one per claim made at least 24 + 6.
+    assert.ok(writes < 24, `${writes} writes for 24 deliveries`)
+  })
+
   it('a pass reads a few due deliveries per endpoint, not the whole backlog of the oldest', async (t) => {
     // No dispatcher runs: the deliveries stay pending. /backlog's 30 are due before /new's one.
     const s = await setup(t, dialect)

@@ -263,6 +263,26 @@ describeEachDialect('webhook dispatcher', (dialect) => {
     assert.deepEqual(endpoints(notBusy), [fresh])
   })
 
+  it("claims an endpoint's next deliveries ahead while its slots are busy; stop gives them back", async (t) => {
+    const s = await setup(t, dialect, () => 'hang', { timeoutMs: 30_000 })
+    const endpoint = await s.endpoint('/slow')
+    for (let i = 0; i < 10; i++) await s.api.createProduct({ name: `P${i}` })
+    const leased = async () => {
+      const now = new Date().toISOString()
+      const rows = await deliveriesOf(s.api.database, endpoint)
+      return rows.filter((d) => new Date(d.next_attempt_at!).toISOString() > now).length
+    }
+    const dispatcher = s.dispatch({ maxPerEndpoint: 1, stopGraceMs: 100 })
+    await s.receiver.waitFor(1, 3000)
+    // One attempt in flight (the bound), three more claimed ahead (4 times the bound).
+    await until(async () => (await leased()) === 4, 3000, '4 deliveries claimed')
+    assert.equal(dispatcher.inFlight(), 1)
+    await dispatcher.stop()
+    // Those claimed ahead are due again now; the abandoned attempt's keeps its lease.
+    assert.equal(await leased(), 1)
+    assert.equal(s.receiver.received.length, 1)
+  })
+
   it('stopped mid-attempt, it leaves the delivery to its lease: retried later, not lost', async (t) => {
     const s = await setup(t, dialect, (_, __, count) => (count === 1 ? 'hang' : 200), {
       timeoutMs: 30_000,

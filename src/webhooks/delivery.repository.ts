@@ -205,6 +205,26 @@ export async function recordOutcome(
     .execute()
 }
 
+/**
+ * Makes a delivery claimed but not attempted due at `now` again, if its claim is still the
+ * one that set next_attempt_at to `leaseUntil`.
+ */
+export async function releaseDelivery(
+  db: Executor,
+  key: DeliveryKey,
+  leaseUntil: string,
+  now: string,
+): Promise<void> {
+  await db
+    .updateTable('webhook_deliveries')
+    .set({ next_attempt_at: now })
+    .where('store_id', '=', key.store_id)
+    .where('id', '=', key.id)
+    .where('status', '=', 'pending')
+    .where('next_attempt_at', '=', leaseUntil)
+    .execute()
+}
+
 /** When the oldest pending delivery was enqueued, or undefined when none is pending. */
 export async function findOldestPending(db: Executor): Promise<string | Date | undefined> {
   const row = await db

@@ -11,6 +11,7 @@ import {
   findDueDeliveries,
   findOldestPending,
   recordOutcome,
+  releaseDelivery,
   type ClaimedDelivery,
   type DeliveryOutcome,
   type DueDelivery,
@@ -69,15 +70,38 @@ interface Finished {
   outcome: DeliveryOutcome
 }
 
+/** A delivery claimed ahead, waiting for one of its endpoint's slots. */
+interface Waiting {
+  delivery: ClaimedDelivery
+  /** The end of its claim's lease. */
+  leaseUntil: string
+  /** performance.now() when claimed. */
+  claimedAt: number
+}
+
 /** The lease of a claim outlasts the attempt's timeout by this much. */
 const LEASE_MARGIN_MS = 5000
+/**
+ * Deliveries claimed per endpoint at most, in flight and waiting, as a multiple of the
+ * endpoint's bound in flight: a pass claims the next ones while the current ones are sent,
+ * so that a freed slot is filled at once and one write serves several rounds of attempts.
+ */
+const CLAIM_AHEAD = 4
+/**
+ * A delivery claimed ahead starts within this time of its claim, or is released: so that it
+ * ends within timeout + LEASE_MARGIN_MS of its claim, before its lease, as one claimed for a
+ * free slot does.
+ */
+const MAX_WAIT_MS = LEASE_MARGIN_MS - 1000
 
 /**
  * Sends the webhook deliveries of `database` in the background: a component that server.ts
  * starts beside the HTTP server. It claims due deliveries (pending, next_attempt_at <= now)
  * by setting their next_attempt_at to the end of a lease (timeout + 5 s), so that with
  * several instances on one PostgreSQL each attempt runs on one, and an attempt cut short by
- * a crash is due again when its lease ends. Each outcome is recorded: 2xx succeeded, anything
+ * a crash is due again when its lease ends. It claims up to CLAIM_AHEAD times an endpoint's
+ * bound in flight, so that the next attempts wait in memory for a slot rather than for a
+ * pass and its write; one waiting longer than MAX_WAIT_MS is given back. Each outcome is recorded: 2xx succeeded, anything
  * else a retry at the schedule's next time, or failed after the last. Woken by NOTIFY on
  * PostgreSQL, by the group commit's batches and by deliveriesDue() on SQLite, and every
  * pollIntervalMs for retries and anything missed.
@@ -92,7 +116,14 @@ export function startDispatcher(options: DispatcherOptions): Dispatcher {
   const stopGraceMs = options.stopGraceMs ?? options.timeoutMs
   const metrics = dispatcherMetrics(options)
 
+  const maxHeldPerEndpoint = maxPerEndpoint * CLAIM_AHEAD
+  const maxHeld = maxInFlight * CLAIM_AHEAD
+  /** Attempts in flight per endpoint. */
   const perEndpoint = new Map<string, number>()
+  /** Deliveries claimed ahead, per endpoint, in due order. */
+  const waiting = new Map<string, Waiting[]>()
+  /** Deliveries claimed ahead that waited too long: given back by the next write. */
+  let expired: Waiting[] = []
   /** Attempts being sent: settled once their outcome is queued in `finished`. */
   const running = new Set<Promise<void>>()
   /** Outcomes of attempts made, to be recorded by the next pass's write (see pump). */
@@ -119,35 +150,48 @@ export function startDispatcher(options: DispatcherOptions): Dispatcher {
     try {
       do {
         pumpAgain = false
-        const free = maxInFlight - running.size
+        const held = (endpoint: string) =>
+          (perEndpoint.get(endpoint) ?? 0) + (waiting.get(endpoint)?.length ?? 0)
+        const allHeld = running.size + [...waiting.values()].reduce((n, w) => n + w.length, 0)
+        const free = maxHeld - allHeld
         const now = clock()
         const nowIso = now.toISOString()
-        const scan = Math.min(Math.max(free, 0) * 4, 200)
+        const scan = Math.min(Math.max(free, 0), 200)
         let due: DueDelivery[] = []
         const picked: DueDelivery[] = []
         if (scan > 0) {
-          const busy = [...perEndpoint].filter(([, n]) => n >= maxPerEndpoint).map(([id]) => id)
-          due = await findDueDeliveries(database.kysely, nowIso, busy, scan, maxPerEndpoint)
-          // At most maxPerEndpoint in flight per endpoint: the others stay due for later.
+          const busy = [...new Set([...perEndpoint.keys(), ...waiting.keys()])].filter(
+            (id) => held(id) >= maxHeldPerEndpoint,
+          )
+          due = await findDueDeliveries(database.kysely, nowIso, busy, scan, maxHeldPerEndpoint)
+          // At most maxHeldPerEndpoint claimed per endpoint: the others stay due for later.
           const taken = new Map<string, number>()
           for (const delivery of due) {
             if (picked.length >= free) break
             const endpoint = delivery.endpoint_id
-            const n = (perEndpoint.get(endpoint) ?? 0) + (taken.get(endpoint) ?? 0)
-            if (n >= maxPerEndpoint) continue
+            const n = held(endpoint) + (taken.get(endpoint) ?? 0)
+            if (n >= maxHeldPerEndpoint) continue
             taken.set(endpoint, (taken.get(endpoint) ?? 0) + 1)
             picked.push(delivery)
           }
         }
         const outcomes = finished
+        const released = expired
         finished = []
-        if (picked.length === 0 && outcomes.length === 0) break
+        expired = []
+        if (picked.length === 0 && outcomes.length === 0 && released.length === 0) break
         const leaseUntil = new Date(now.getTime() + leaseMs).toISOString()
-        const claimed = await record(outcomes, (tx) =>
+        const claimed = await record(outcomes, released, nowIso, (tx) =>
           claimDeliveries(tx, picked, nowIso, leaseUntil),
         )
         if (stopped) break
-        for (const delivery of await findAttempts(database.kysely, claimed)) attempt(delivery)
+        const claimedAt = performance.now()
+        for (const delivery of await findAttempts(database.kysely, claimed)) {
+          const queue = waiting.get(delivery.endpoint_id) ?? []
+          queue.push({ delivery, leaseUntil, claimedAt })
+          waiting.set(delivery.endpoint_id, queue)
+        }
+        startWaiting()
         if (due.length === scan) pumpAgain = true
       } while (pumpAgain && !stopped)
     } catch (error) {
@@ -157,11 +201,22 @@ export function startDispatcher(options: DispatcherOptions): Dispatcher {
     }
   }
 
-  /** Records `outcomes` and runs `then` in the same write; a failed write leaves them to their lease. */
-  const record = async <T>(outcomes: Finished[], then: (tx: Transaction<DB>) => Promise<T>) => {
+  /**
+   * Records `outcomes`, gives back `released` (due at `nowIso` again) and runs `then`, in one
+   * write; a failed write leaves them all to their lease.
+   */
+  const record = async <T>(
+    outcomes: Finished[],
+    released: Waiting[],
+    nowIso: string,
+    then: (tx: Transaction<DB>) => Promise<T>,
+  ) => {
     try {
       return await database.write(async (tx) => {
         for (const { delivery, outcome } of outcomes) await recordOutcome(tx, delivery, outcome)
+        for (const { delivery, leaseUntil } of released) {
+          await releaseDelivery(tx, delivery, leaseUntil, nowIso)
+        }
         return then(tx)
       })
     } catch (error) {
@@ -170,6 +225,28 @@ export function startDispatcher(options: DispatcherOptions): Dispatcher {
       }
       throw error
     }
+  }
+
+  /**
+   * Starts the waiting deliveries that have a slot, in the order claimed; gives back those
+   * that waited more than MAX_WAIT_MS (a slow endpoint's), for the next write to release.
+   */
+  const startWaiting = () => {
+    const now = performance.now()
+    for (const [endpoint, queue] of waiting) {
+      while (queue.length > 0 && now - queue[0]!.claimedAt > MAX_WAIT_MS) {
+        expired.push(queue.shift()!)
+      }
+      while (
+        queue.length > 0 &&
+        running.size < maxInFlight &&
+        (perEndpoint.get(endpoint) ?? 0) < maxPerEndpoint
+      ) {
+        attempt(queue.shift()!.delivery)
+      }
+      if (queue.length === 0) waiting.delete(endpoint)
+    }
+    if (expired.length > 0) wake()
   }
 
   const attempt = (delivery: ClaimedDelivery) => {
@@ -185,8 +262,12 @@ export function startDispatcher(options: DispatcherOptions): Dispatcher {
         const n = (perEndpoint.get(delivery.endpoint_id) ?? 1) - 1
         if (n === 0) perEndpoint.delete(delivery.endpoint_id)
         else perEndpoint.set(delivery.endpoint_id, n)
-        // A slot is free, and an outcome waits to be recorded: the next pass does both.
-        if (!stopped) setImmediate(wake)
+        // A slot is free: a delivery claimed ahead takes it now; the outcome waits for the
+        // next pass, which claims more.
+        if (!stopped) {
+          startWaiting()
+          setImmediate(wake)
+        }
       })
     running.add(done)
   }
@@ -279,9 +360,15 @@ export function startDispatcher(options: DispatcherOptions): Dispatcher {
       // Let a claim under way finish, so that nothing runs on the database after stop.
       while (pumping) await new Promise((resolve) => setTimeout(resolve, 5))
       // What the finished attempts came to, which no pass will record now.
+      // and the deliveries claimed ahead, due again now rather than when their lease ends.
       const outcomes = finished
+      const released = [...expired, ...[...waiting.values()].flat()]
       finished = []
-      if (outcomes.length > 0) await record(outcomes, async () => {}).catch(() => {})
+      expired = []
+      waiting.clear()
+      if (outcomes.length > 0 || released.length > 0) {
+        await record(outcomes, released, clock().toISOString(), async () => {}).catch(() => {})
+      }
       metrics.unbind()
     },
   }

@@ -113,17 +113,15 @@ function webhookTable(report: BenchReport): string {
     label: string,
     cell: (f: WebhookFigures) => string,
     goal?: keyof Omit<WebhookGoals, 'dialect'>,
-  ) => {
-    const goals = (d: Dialect) => goal && report.webhookGoals.find((g) => g.dialect === d)?.[goal]
-    const shown = goals(dialects[0]!)
-    rows.push([
-      label,
-      ...report.webhooks.map((f) =>
-        goals(f.dialect)?.met === false ? `${cell(f)} (missed)` : cell(f),
+  ) =>
+    rows.push(
+      goalRow(
+        label,
+        dialects,
+        (d) => cell(report.webhooks.find((f) => f.dialect === d)!),
+        (d) => goal && report.webhookGoals.find((g) => g.dialect === d)?.[goal],
       ),
-      shown ? `${shown.op} ${shown.value}${shown.unit}` : '',
-    ])
-  }
+    )
   const lag = (l: WebhookFigures['lag']['live']) =>
     `${whole(l.lag.p50)} / ${whole(l.lag.p99)} / ${whole(l.lag.max)}`
   line('creates, 1 live endpoint / none', (f) => times(f.liveRatio), 'createRatio')
@@ -179,15 +177,15 @@ function scaleTable(report: BenchReport): string {
     label: string,
     cell: (d: Dialect) => string,
     goal?: keyof Omit<ScaleGoals, 'dialect'>,
-  ) => {
-    const goals = (d: Dialect) => goal && report.scaleGoals.find((g) => g.dialect === d)?.[goal]
-    const shown = goals(dialects[0]!)
-    rows.push([
-      label,
-      ...dialects.map((d) => (goals(d)?.met === false ? `${cell(d)} (missed)` : cell(d))),
-      shown ? `${shown.op} ${shown.value}${shown.unit}` : '',
-    ])
-  }
+  ) =>
+    rows.push(
+      goalRow(
+        label,
+        dialects,
+        cell,
+        (d) => goal && report.scaleGoals.find((g) => g.dialect === d)?.[goal],
+      ),
+    )
 
   line(
     '(a) create product req/s, 1M products / empty store',
@@ -273,6 +271,21 @@ function scaleTable(report: BenchReport): string {
     return `${p99('tag')} / ${p99('vendor')} / ${p99('slug')} / ${fixed(f.referenceLatency.p99)}`
   })
   return render(rows)
+}
+
+/** A row of one cell per dialect, each marked where it missed its goal, then the goal. */
+function goalRow(
+  label: string,
+  dialects: Dialect[],
+  cell: (d: Dialect) => string,
+  goalOf: (d: Dialect) => Goal | undefined,
+): string[] {
+  const shown = goalOf(dialects[0]!)
+  return [
+    label,
+    ...dialects.map((d) => (goalOf(d)?.met === false ? `${cell(d)} (missed)` : cell(d))),
+    shown ? `${shown.op} ${shown.value}${shown.unit}` : '',
+  ]
 }
 
 /** Columns padded to their widest cell: the first left-aligned, the others right-aligned, the last left. */

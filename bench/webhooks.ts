@@ -27,7 +27,7 @@ import type { LoadGenerator } from './load-job.js'
 import { measureInTurn, ROUNDS, type WindowFigures } from './measure.js'
 import { forkChild } from './processes.js'
 import { API, type RequestSpec } from './requests.js'
-import { ratio, type LatencySummary } from './stats.js'
+import { addCounts, ratio, type LatencySummary } from './stats.js'
 import { countStored } from './stored-rows.js'
 import {
   settle,
@@ -226,11 +226,6 @@ function lagFigures(windows: SteadyWindow[], lag: LatencySummary): LagFigures {
     windows.reduce((sum, w) => sum + figure(w), 0) / windows.length
   const sum = (figure: (w: SteadyWindow) => number) =>
     windows.reduce((total, w) => total + figure(w), 0)
-  const errorCounts: Record<string, number> = {}
-  for (const w of windows) {
-    for (const [kind, n] of Object.entries(w.errorCounts))
-      errorCounts[kind] = (errorCounts[kind] ?? 0) + n
-  }
   return {
     reqPerS: mean((w) => w.reqPerS),
     p50Ms: mean((w) => w.latency.p50),
@@ -238,7 +233,7 @@ function lagFigures(windows: SteadyWindow[], lag: LatencySummary): LagFigures {
     responses: sum((w) => w.responses),
     non2xx: sum((w) => w.non2xx),
     errors: sum((w) => w.errors),
-    errorCounts,
+    errorCounts: addCounts(windows.map((w) => w.errorCounts)),
     lag,
     drainMs: Math.max(...windows.map((w) => w.drainMs)),
   }

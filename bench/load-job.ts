@@ -1,5 +1,6 @@
 import { fileURLToPath } from 'node:url'
 import type { Cleanup } from './cleanup.js'
+import { ipcCaller } from './ipc.js'
 import { forkChild } from './processes.js'
 import type { RequestSpec } from './requests.js'
 import type { LatencySummary } from './stats.js'
@@ -22,6 +23,8 @@ export interface LoadJob {
   connections: number
   /** Either a time or a number of requests. */
   until: { seconds: number } | { requests: number }
+  /** Requests per second at most, over every target (autocannon's overallRate); none by default. */
+  ratePerS?: number
 }
 
 export interface LoadResult {
@@ -56,12 +59,8 @@ export interface SequenceArmResult {
   non2xx: number
 }
 
-type Job = { kind: 'load'; job: LoadJob } | { kind: 'sequence'; job: SequenceJob }
-
-export type JobMessage = Job & { id: number }
-
-export type ReplyMessage =
-  { id: number; result: LoadResult | SequenceArmResult[] } | { id: number; error: string }
+/** What the parent sends the load generator: a job of either kind. */
+export type Job = { kind: 'load'; job: LoadJob } | { kind: 'sequence'; job: SequenceJob }
 
 /** The load generator: one child process (load.ts) that runs the jobs it is sent, one at a time. */
 export interface LoadGenerator {
@@ -75,37 +74,11 @@ const LOAD_SCRIPT = fileURLToPath(new URL('./load.ts', import.meta.url))
 
 export function startLoadGenerator(cleanup: Cleanup): LoadGenerator {
   const child = forkChild(cleanup, 'load generator', LOAD_SCRIPT, ['--import', 'tsx'])
-  const pending = new Map<
-    number,
-    { resolve: (value: unknown) => void; reject: (e: Error) => void }
-  >()
-  let nextId = 1
-
-  child.process.on('message', (message: ReplyMessage) => {
-    const waiter = pending.get(message.id)
-    if (!waiter) return
-    pending.delete(message.id)
-    if ('error' in message) waiter.reject(new Error(`load generator: ${message.error}`))
-    else waiter.resolve(message.result)
-  })
-  void child.exited.then((code) => {
-    for (const waiter of pending.values())
-      waiter.reject(new Error(`load generator exited (${code})`))
-    pending.clear()
-  })
-
-  function send<T>(message: Job): Promise<T> {
-    const id = nextId++
-    return new Promise<T>((resolve, reject) => {
-      pending.set(id, { resolve: resolve as (value: unknown) => void, reject })
-      child.process.send({ ...message, id })
-    })
-  }
-
+  const call = ipcCaller(child)
   return {
     pid: child.pid,
-    load: (job) => send<LoadResult>({ kind: 'load', job }),
-    sequence: (job) => send<SequenceArmResult[]>({ kind: 'sequence', job }),
+    load: (job) => call<LoadResult>({ kind: 'load', job } satisfies Job),
+    sequence: (job) => call<SequenceArmResult[]>({ kind: 'sequence', job } satisfies Job),
     stop: child.stop,
   }
 }

@@ -5,12 +5,12 @@
  */
 import autocannon from 'autocannon'
 import { assertLocalUrl, HttpClient } from './http-client.js'
+import { answerIpc } from './ipc.js'
 import type {
-  JobMessage,
+  Job,
   JobTarget,
   LoadJob,
   LoadResult,
-  ReplyMessage,
   SequenceArmResult,
   SequenceJob,
 } from './load-job.js'
@@ -95,6 +95,9 @@ function runAutocannon(
           ? { duration: job.until.seconds }
           : { amount: Math.round((job.until.requests * connections) / job.connections) }),
         timeout: 30,
+        ...(job.ratePerS === undefined
+          ? {}
+          : { overallRate: (job.ratePerS * connections) / job.connections }),
         requests: job.specs.map((spec) => ({
           // Spread over autocannon's own fields (host, port) and replace method, path, body.
           setupRequest: (request: autocannon.Request) => ({
@@ -155,17 +158,6 @@ async function runSequence(job: SequenceJob): Promise<SequenceArmResult[]> {
   }))
 }
 
-async function handle(message: JobMessage): Promise<ReplyMessage> {
-  try {
-    const result =
-      message.kind === 'load' ? await runLoad(message.job) : await runSequence(message.job)
-    return { id: message.id, result }
-  } catch (error) {
-    return { id: message.id, error: error instanceof Error ? error.message : String(error) }
-  }
-}
-
-process.on('message', (message: JobMessage) => {
-  void handle(message).then((reply) => process.send?.(reply))
-})
-process.on('disconnect', () => process.exit(0))
+answerIpc((message: Job) =>
+  message.kind === 'load' ? runLoad(message.job) : runSequence(message.job),
+)

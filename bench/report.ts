@@ -11,6 +11,7 @@ import { SCENARIO_LABELS, type Scenario, type ScenarioRun } from './scenarios.js
 import type { SoakFigures } from './soak.js'
 import { describeErrors, ratio } from './stats.js'
 import { SERVER_LABELS, type Dialect, type ServerKind } from './targets.js'
+import { WEBHOOK_ARM_LABELS, type WebhookFigures } from './webhooks.js'
 
 /** A target of issue 3, checked against a ratio (or a size); reported, never fatal. */
 export interface Goal {
@@ -37,6 +38,31 @@ export interface ScaleGoals {
   rssGrowth: Goal
 }
 
+/** The webhook goals of issue 15 and of the contract for one dialect. */
+export interface WebhookGoals {
+  dialect: Dialect
+  /** Creates with one live endpoint over creates with none. */
+  createRatio: Goal
+  /** Delivery lag p99 at half the create capacity. */
+  lagP99: Goal
+  /** The contract: an attempt starts within 2 s of being due (the lag ends later still). */
+  lagMax: Goal
+  /** The live endpoint's lag p99 with a dead endpoint besides, over without. */
+  lagP99Ratio: Goal
+}
+
+export function webhookGoals(figures: WebhookFigures): WebhookGoals {
+  const live = figures.lag.live.lag
+  const maxLag = Math.max(live.max, figures.lag['live+dead'].lag.max)
+  return {
+    dialect: figures.dialect,
+    createRatio: goal('req/s ratio', '>=', 0.85, figures.liveRatio),
+    lagP99: goal('lag p99', '<=', 1000, Number.isFinite(live.p99) ? live.p99 : null, ' ms'),
+    lagMax: goal('lag max', '<=', 2000, Number.isFinite(maxLag) ? maxLag : null, ' ms'),
+    lagP99Ratio: goal('p99 ratio', '<=', 1.5, figures.lagP99Ratio),
+  }
+}
+
 /** The service's figures over one baseline's, for one scenario. */
 export interface Comparison {
   dialect: Dialect
@@ -61,6 +87,7 @@ export interface BenchReport {
     dialects: Dialect[]
     long: boolean
     scale: boolean
+    webhooks: boolean
     /** The node flags the service ran with: those of `npm start`. */
     serviceNodeFlags: string[]
   }
@@ -72,6 +99,9 @@ export interface BenchReport {
   scaleGoals: ScaleGoals[]
   /** One and two service processes on one PostgreSQL database (runs with PostgreSQL only). */
   instances: InstanceFigures[]
+  /** The webhook delivery figures of issue 15, per dialect (BENCH_WEBHOOKS=0 skips them). */
+  webhooks: WebhookFigures[]
+  webhookGoals: WebhookGoals[]
   /** Why the run failed: errors or non-2xx answers anywhere, or acknowledged rows missing. */
   failures: string[]
   /** Why some figures may be off, though the run did not fail. */
@@ -176,6 +206,7 @@ export function findFailures(
   scale: ScaleFigures[],
   soak: SoakFigures[],
   instances: InstanceFigures[] = [],
+  webhooks: WebhookFigures[] = [],
 ): string[] {
   const failures: string[] = []
   const check = (
@@ -219,6 +250,28 @@ export function findFailures(
     }
   }
   for (const figures of instances) check(`1 and 2 instances, ${figures.scenario}`, figures)
+  for (const figures of webhooks) {
+    const what = `webhooks (${figures.dialect})`
+    for (const [arm, window] of Object.entries(figures.creates)) {
+      const label = WEBHOOK_ARM_LABELS[arm as keyof typeof figures.creates]
+      check(`${what}, creates with ${label}`, window)
+      check(`${what}, creates with ${label}, warm-up`, window.warmup)
+    }
+    for (const [arm, lag] of Object.entries(figures.lag)) {
+      check(`${what}, steady creates with ${WEBHOOK_ARM_LABELS[arm as 'live']}`, lag)
+    }
+    for (const c of figures.checks) {
+      if (c.delivered < c.created || c.malformed > 0) {
+        failures.push(
+          `${what}, ${WEBHOOK_ARM_LABELS[c.arm]}: ${c.created} products created, their events` +
+            ` reached the live receiver ${c.delivered} times (${c.malformed} malformed)`,
+        )
+      }
+    }
+    if (figures.deadConnections === 0) {
+      failures.push(`${what}: no attempt ever reached the dead receiver`)
+    }
+  }
   return failures
 }
 

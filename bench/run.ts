@@ -11,7 +11,8 @@
  *
  * Environment: BENCH_WARMUP_S (3), BENCH_DURATION_S (10), BENCH_POSTGRES_URL (an admin URL on
  * this machine, where scratch databases bench_* are created and dropped), BENCH_LONG=1 (soak
- * to 1,000,000 requests), BENCH_SCALE=0 (skip the scale figures).
+ * to 1,000,000 requests), BENCH_SCALE=0 (skip the scale figures), BENCH_WEBHOOKS=0 (skip the
+ * webhook delivery figures of webhooks.ts).
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -30,6 +31,7 @@ import {
   findFailures,
   findWarnings,
   scaleGoals,
+  webhookGoals,
   writeReport,
   type BenchReport,
 } from './report.js'
@@ -37,6 +39,7 @@ import { runScale, type ScaleFigures } from './scale.js'
 import { runScenarios, type ScenarioRun } from './scenarios.js'
 import { runSoak, type SoakFigures } from './soak.js'
 import { formatReport } from './table.js'
+import { runWebhooks, type WebhookFigures } from './webhooks.js'
 import {
   SERVER_LABELS,
   settle,
@@ -79,6 +82,13 @@ async function bench(config: BenchConfig, cleanup: Cleanup): Promise<number> {
     log('the service on PostgreSQL as one instance, then as two on one database')
     instances.push(...(await runInstances(context, load, config, log)))
   }
+  const webhooks: WebhookFigures[] = []
+  if (config.webhooks) {
+    for (const dialect of dialects) {
+      log(`webhook deliveries of the service on ${dialect}`)
+      webhooks.push(await runWebhooks(context, dialect, load, config, log))
+    }
+  }
   const scale: ScaleFigures[] = []
   const soak: SoakFigures[] = []
   if (config.scale) {
@@ -104,6 +114,7 @@ async function bench(config: BenchConfig, cleanup: Cleanup): Promise<number> {
       dialects,
       long: config.long,
       scale: config.scale,
+      webhooks: config.webhooks,
       serviceNodeFlags: context.serviceNodeFlags,
     },
     machine: await machineFacts(ROOT, config.postgresUrl),
@@ -118,7 +129,9 @@ async function bench(config: BenchConfig, cleanup: Cleanup): Promise<number> {
       ),
     ),
     instances,
-    failures: findFailures(runs, scale, soak, instances),
+    webhooks,
+    webhookGoals: webhooks.map(webhookGoals),
+    failures: findFailures(runs, scale, soak, instances, webhooks),
     warnings: findWarnings(runs, scale),
   }
   return publish(report)

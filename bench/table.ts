@@ -1,9 +1,16 @@
 /** The report as text for the terminal: one table per dialect, then the scale figures. */
 import { ROUNDS } from './measure.js'
-import { BASELINES, type BenchReport, type Goal, type ScaleGoals } from './report.js'
+import {
+  BASELINES,
+  type BenchReport,
+  type Goal,
+  type ScaleGoals,
+  type WebhookGoals,
+} from './report.js'
 import type { ListFilter } from './requests.js'
 import { SCENARIO_LABELS, SCENARIOS } from './scenarios.js'
 import { SERVER_LABELS, type Dialect, type ServerKind } from './targets.js'
+import type { WebhookFigures } from './webhooks.js'
 
 const DIALECT_LABELS: Record<Dialect, string> = { sqlite: 'SQLite', postgres: 'PostgreSQL' }
 const BASELINE_SHORT: Record<ServerKind, string> = {
@@ -22,6 +29,7 @@ export function formatReport(report: BenchReport): string {
       `the service run as npm start runs it: node ${settings.serviceNodeFlags.join(' ')}`,
     ...settings.dialects.map((dialect) => mainTable(report, dialect)),
   ]
+  if (report.webhooks.length > 0) sections.push(webhookTable(report))
   if (settings.scale) sections.push(scaleTable(report))
   if (report.instances.length > 0) sections.push(instancesTable(report))
   return sections.join('\n\n')
@@ -92,6 +100,62 @@ function mainTable(report: BenchReport, dialect: Dialect): string {
   return render(rows)
 }
 
+function webhookTable(report: BenchReport): string {
+  const dialects = report.webhooks.map((figures) => figures.dialect)
+  const rows: string[][] = [
+    [
+      `Webhook deliveries (WEBHOOK_TIMEOUT_MS=${report.webhooks[0]!.timeoutMs})`,
+      ...dialects.map((d) => DIALECT_LABELS[d]),
+      'goal',
+    ],
+  ]
+  const line = (
+    label: string,
+    cell: (f: WebhookFigures) => string,
+    goal?: keyof Omit<WebhookGoals, 'dialect'>,
+  ) =>
+    rows.push(
+      goalRow(
+        label,
+        dialects,
+        (d) => cell(report.webhooks.find((f) => f.dialect === d)!),
+        (d) => goal && report.webhookGoals.find((g) => g.dialect === d)?.[goal],
+      ),
+    )
+  const lag = (l: WebhookFigures['lag']['live']) =>
+    `${whole(l.lag.p50)} / ${whole(l.lag.p99)} / ${whole(l.lag.max)}`
+  line('creates, 1 live endpoint / none', (f) => times(f.liveRatio), 'createRatio')
+  line('creates, 1 live + 1 dead endpoint / none', (f) => times(f.deadRatio))
+  line(
+    '  req/s: none / live / live+dead',
+    (f) =>
+      `${whole(f.creates.none.reqPerS)} / ${whole(f.creates.live.reqPerS)} / ${whole(f.creates['live+dead'].reqPerS)}`,
+  )
+  line('steady rate, creates/s (half of live)', (f) => whole(f.ratePerS))
+  line('lag p99 ms, live endpoint', (f) => whole(f.lag.live.lag.p99), 'lagP99')
+  line('lag p99, with a dead endpoint / without', (f) => times(f.lagP99Ratio), 'lagP99Ratio')
+  line('  lag ms p50 / p99 / max, live', (f) => lag(f.lag.live))
+  line('  lag ms p50 / p99 / max, live + dead', (f) => lag(f.lag['live+dead']), 'lagMax')
+  line(
+    '  deliveries timed, live / live + dead',
+    (f) => `${whole(f.lag.live.lag.count)} / ${whole(f.lag['live+dead'].lag.count)}`,
+  )
+  line(
+    '  create p99 ms at the steady rate, live / live + dead',
+    (f) => `${fixed(f.lag.live.p99Ms)} / ${fixed(f.lag['live+dead'].p99Ms)}`,
+  )
+  line('every product.created received, by webhook-id', (f) =>
+    f.checks.every((c) => c.delivered >= c.created && c.malformed === 0)
+      ? `yes (${f.checks.map((c) => whole(c.created)).join(' + ')})`
+      : 'NO',
+  )
+  line(
+    '  duplicates received; dead receiver connections',
+    (f) => `${f.checks.reduce((n, c) => n + c.duplicates, 0)}; ${f.deadConnections}`,
+  )
+  return render(rows)
+}
+
 /** The scale table's lines, also drawn in the chart. */
 export function scaleLines(report: BenchReport): string[] {
   return scaleTable(report).split('\n')
@@ -113,15 +177,15 @@ function scaleTable(report: BenchReport): string {
     label: string,
     cell: (d: Dialect) => string,
     goal?: keyof Omit<ScaleGoals, 'dialect'>,
-  ) => {
-    const goals = (d: Dialect) => goal && report.scaleGoals.find((g) => g.dialect === d)?.[goal]
-    const shown = goals(dialects[0]!)
-    rows.push([
-      label,
-      ...dialects.map((d) => (goals(d)?.met === false ? `${cell(d)} (missed)` : cell(d))),
-      shown ? `${shown.op} ${shown.value}${shown.unit}` : '',
-    ])
-  }
+  ) =>
+    rows.push(
+      goalRow(
+        label,
+        dialects,
+        cell,
+        (d) => goal && report.scaleGoals.find((g) => g.dialect === d)?.[goal],
+      ),
+    )
 
   line(
     '(a) create product req/s, 1M products / empty store',
@@ -207,6 +271,21 @@ function scaleTable(report: BenchReport): string {
     return `${p99('tag')} / ${p99('vendor')} / ${p99('slug')} / ${fixed(f.referenceLatency.p99)}`
   })
   return render(rows)
+}
+
+/** A row of one cell per dialect, each marked where it missed its goal, then the goal. */
+function goalRow(
+  label: string,
+  dialects: Dialect[],
+  cell: (d: Dialect) => string,
+  goalOf: (d: Dialect) => Goal | undefined,
+): string[] {
+  const shown = goalOf(dialects[0]!)
+  return [
+    label,
+    ...dialects.map((d) => (goalOf(d)?.met === false ? `${cell(d)} (missed)` : cell(d))),
+    shown ? `${shown.op} ${shown.value}${shown.unit}` : '',
+  ]
 }
 
 /** Columns padded to their widest cell: the first left-aligned, the others right-aligned, the last left. */

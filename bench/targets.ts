@@ -50,16 +50,18 @@ export interface TargetContext {
 
 /**
  * Starts the service on a fresh database: migrated and given a key by `catalog keys create`,
- * then `seed` (if any) fills it directly, then `catalog serve`, rate limits off.
+ * then `seed` (if any) fills it directly, then `catalog serve`, rate limits off, with `extra`
+ * settings in its environment besides (WEBHOOK_ALLOW_PRIVATE, say).
  */
 export async function startService(
   context: TargetContext,
   dialect: Dialect,
   seed?: (databaseUrl: string) => Promise<void>,
+  extra: Record<string, string> = {},
 ): Promise<RunningServer> {
   const database = await scratchDatabase(context, dialect)
   try {
-    const settings = serviceSettings(database.url)
+    const settings = { ...serviceSettings(database.url), ...extra }
     const created = await runCommand(
       process.execPath,
       [

@@ -5,6 +5,7 @@ import { buildApp } from '../src/app.js'
 import { createApiKey } from '../src/auth/api-key.service.js'
 import { createDatabase, type Database, type Dialect } from '../src/db/database.js'
 import { migrateToLatest } from '../src/db/migrate.js'
+import { findDueDeliveries } from '../src/webhooks/delivery.repository.js'
 import { startDispatcher, type DispatcherOptions } from '../src/webhooks/dispatcher.js'
 import { createSender } from '../src/webhooks/sender.js'
 import { readFeed } from './event-helpers.js'
@@ -225,6 +226,61 @@ describeEachDialect('webhook dispatcher', (dialect) => {
       worst = Math.max(worst, r.at - committed.get(id)!)
     }
     assert.ok(worst < 1000, `worst lag of the live endpoint ${worst} ms`)
+  })
+
+  it('records the outcomes of finished attempts with the next claim: fewer writes than deliveries', async (t) => {
+    const s = await setup(t, dialect)
+    const endpointId = await s.endpoint('/fast')
+    for (let i = 0; i < 24; i++) await s.api.createProduct({ name: `P${i}` })
+    let writes = 0
+    const database = s.api.database
+    s.dispatch({
+      database: { ...database, write: (work) => (writes++, database.write(work)) },
+    })
+    await until(
+      async () => (await deliveriesOf(database, endpointId)).every((d) => d.status === 'succeeded'),
+      10_000,
+      'outcomes recorded',
+    )
+    // One write per outcome and one per claim made at least 24 + 6.
+    assert.ok(writes < 24, `${writes} writes for 24 deliveries`)
+  })
+
+  it('a pass reads a few due deliveries per endpoint, not the whole backlog of the oldest', async (t) => {
+    // No dispatcher runs: the deliveries stay pending. /backlog's 30 are due before /new's one.
+    const s = await setup(t, dialect)
+    const backlog = await s.endpoint('/backlog')
+    for (let i = 0; i < 30; i++) await s.api.createProduct({ name: `Old ${i}` })
+    const fresh = await s.endpoint('/new')
+    await s.api.createProduct({ name: 'New' })
+    const now = new Date(Date.now() + 1000).toISOString()
+    const endpoints = (rows: { endpoint_id: string }[]) => rows.map((row) => row.endpoint_id)
+
+    const page = endpoints(await findDueDeliveries(s.api.database.kysely, now, [], 8, 4))
+    assert.equal(page.filter((id) => id === backlog).length, 4)
+    assert.equal(page.filter((id) => id === fresh).length, 1)
+    const notBusy = await findDueDeliveries(s.api.database.kysely, now, [backlog], 8, 4)
+    assert.deepEqual(endpoints(notBusy), [fresh])
+  })
+
+  it("claims an endpoint's next deliveries ahead while its slots are busy; stop gives them back", async (t) => {
+    const s = await setup(t, dialect, () => 'hang', { timeoutMs: 30_000 })
+    const endpoint = await s.endpoint('/slow')
+    for (let i = 0; i < 10; i++) await s.api.createProduct({ name: `P${i}` })
+    const leased = async () => {
+      const now = new Date().toISOString()
+      const rows = await deliveriesOf(s.api.database, endpoint)
+      return rows.filter((d) => new Date(d.next_attempt_at!).toISOString() > now).length
+    }
+    const dispatcher = s.dispatch({ maxPerEndpoint: 1, stopGraceMs: 100 })
+    await s.receiver.waitFor(1, 3000)
+    // One attempt in flight (the bound), three more claimed ahead (4 times the bound).
+    await until(async () => (await leased()) === 4, 3000, '4 deliveries claimed')
+    assert.equal(dispatcher.inFlight(), 1)
+    await dispatcher.stop()
+    // Those claimed ahead are due again now; the abandoned attempt's keeps its lease.
+    assert.equal(await leased(), 1)
+    assert.equal(s.receiver.received.length, 1)
   })
 
   it('stopped mid-attempt, it leaves the delivery to its lease: retried later, not lost', async (t) => {

@@ -14,6 +14,8 @@ import * as postgresImports from './migrations/postgres/2026-11-25T02-imports.js
 import * as sqliteImports from './migrations/sqlite/2026-11-25T02-imports.js'
 import * as postgresWebhookDeliveries from './migrations/postgres/2026-11-25T03-webhook-deliveries.js'
 import * as sqliteWebhookDeliveries from './migrations/sqlite/2026-11-25T03-webhook-deliveries.js'
+import * as postgresDeliveriesByEndpoint from './migrations/postgres/2026-11-26T00-webhook-deliveries-by-endpoint.js'
+import * as sqliteDeliveriesByEndpoint from './migrations/sqlite/2026-11-26T00-webhook-deliveries-by-endpoint.js'
 
 /** Each dialect's migrations, by name; names sort in the order they are applied. */
 const MIGRATIONS: Record<Dialect, Record<string, Migration>> = {
@@ -25,6 +27,7 @@ const MIGRATIONS: Record<Dialect, Record<string, Migration>> = {
     '2026-11-25T01-webhooks': sqliteWebhooks,
     '2026-11-25T02-imports': sqliteImports,
     '2026-11-25T03-webhook-deliveries': sqliteWebhookDeliveries,
+    '2026-11-26T00-webhook-deliveries-by-endpoint': sqliteDeliveriesByEndpoint,
   },
   postgres: {
     '2026-11-21T00-initial': postgresInitial,
@@ -34,6 +37,7 @@ const MIGRATIONS: Record<Dialect, Record<string, Migration>> = {
     '2026-11-25T01-webhooks': postgresWebhooks,
     '2026-11-25T02-imports': postgresImports,
     '2026-11-25T03-webhook-deliveries': postgresWebhookDeliveries,
+    '2026-11-26T00-webhook-deliveries-by-endpoint': postgresDeliveriesByEndpoint,
   },
 }
 

@@ -29,32 +29,43 @@ export const DELIVERIES_CHANNEL = 'catalog_webhook_deliveries'
 
 /**
  * Up to `limit` pending deliveries due at `now`, the longest due first, of enabled endpoints
- * not in `busy` (those at their limit of attempts in flight in this process, whose deliveries
- * would otherwise fill the page and hide other endpoints'). Reads only: the claim follows.
+ * not in `busy` (those at their limit of attempts in flight in this process), at most
+ * `perEndpoint` of each. Read endpoint by endpoint (webhook_deliveries_due_by_endpoint), so
+ * that the due backlog of a busy endpoint, a dead one say, costs nothing: read in due order
+ * across all endpoints, every pass walked through it to reach the others'. On SQLite `cross
+ * join` keeps the endpoints outside (SQLite's planner may otherwise scan every delivery and
+ * test it against the subquery). Reads only: the claim follows.
  */
 export async function findDueDeliveries(
   db: Executor,
   now: string,
   busy: string[],
   limit: number,
+  perEndpoint: number,
 ): Promise<DueDelivery[]> {
   if (isPostgres(db)) {
     const { rows } = await sql<DueDelivery>`
-      select d.store_id, d.id, d.endpoint_id from webhook_deliveries d
-      where d.status = 'pending' and d.next_attempt_at <= ${now}::timestamptz
-        and not (d.endpoint_id = any(${busy}::uuid[]))
-        and exists (select 1 from webhook_endpoints e
-          where e.store_id = d.store_id and e.id = d.endpoint_id and e.enabled)
+      select d.store_id, d.id, d.endpoint_id from webhook_endpoints e
+      cross join lateral (
+        select x.store_id, x.id, x.endpoint_id, x.next_attempt_at from webhook_deliveries x
+        where x.store_id = e.store_id and x.endpoint_id = e.id
+          and x.status = 'pending' and x.next_attempt_at <= ${now}::timestamptz
+        order by x.next_attempt_at
+        limit ${perEndpoint}) d
+      where e.enabled and not (e.id = any(${busy}::uuid[]))
       order by d.next_attempt_at
       limit ${limit}`.execute(db)
     return rows
   }
   const { rows } = await sql<DueDelivery>`
-    select d.store_id, d.id, d.endpoint_id from webhook_deliveries d
-    where d.status = 'pending' and d.next_attempt_at <= ${now}
-      and d.endpoint_id not in (select value from json_each(${JSON.stringify(busy)}))
-      and exists (select 1 from webhook_endpoints e
-        where e.store_id = d.store_id and e.id = d.endpoint_id and e.enabled = 1)
+    select d.store_id, d.id, d.endpoint_id from webhook_endpoints e
+    cross join webhook_deliveries d on d.rowid in (
+      select x.rowid from webhook_deliveries x
+      where x.store_id = e.store_id and x.endpoint_id = e.id
+        and x.status = 'pending' and x.next_attempt_at <= ${now}
+      order by x.next_attempt_at
+      limit ${perEndpoint})
+    where e.enabled = 1 and e.id not in (select value from json_each(${JSON.stringify(busy)}))
     order by d.next_attempt_at
     limit ${limit}`.execute(db)
   return rows
@@ -191,6 +202,26 @@ export async function recordOutcome(
     })
     .where('store_id', '=', key.store_id)
     .where('id', '=', key.id)
+    .execute()
+}
+
+/**
+ * Makes a delivery claimed but not attempted due at `now` again, if its claim is still the
+ * one that set next_attempt_at to `leaseUntil`.
+ */
+export async function releaseDelivery(
+  db: Executor,
+  key: DeliveryKey,
+  leaseUntil: string,
+  now: string,
+): Promise<void> {
+  await db
+    .updateTable('webhook_deliveries')
+    .set({ next_attempt_at: now })
+    .where('store_id', '=', key.store_id)
+    .where('id', '=', key.id)
+    .where('status', '=', 'pending')
+    .where('next_attempt_at', '=', leaseUntil)
     .execute()
 }
 

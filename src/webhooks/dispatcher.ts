@@ -1,5 +1,7 @@
 import { Counter, Gauge, type Registry } from 'prom-client'
+import type { Transaction } from 'kysely'
 import type { Database } from '../db/database.js'
+import type { DB } from '../db/schema.js'
 import { toIso } from '../db/values.js'
 import { rowToEvent } from '../events/event.service.js'
 import {
@@ -9,6 +11,7 @@ import {
   findDueDeliveries,
   findOldestPending,
   recordOutcome,
+  releaseDelivery,
   type ClaimedDelivery,
   type DeliveryOutcome,
   type DueDelivery,
@@ -61,15 +64,44 @@ export interface Dispatcher {
   inFlight(): number
 }
 
+/** An attempt made, and what to record of it. */
+interface Finished {
+  delivery: ClaimedDelivery
+  outcome: DeliveryOutcome
+}
+
+/** A delivery claimed ahead, waiting for one of its endpoint's slots. */
+interface Waiting {
+  delivery: ClaimedDelivery
+  /** The end of its claim's lease. */
+  leaseUntil: string
+  /** performance.now() when claimed. */
+  claimedAt: number
+}
+
 /** The lease of a claim outlasts the attempt's timeout by this much. */
 const LEASE_MARGIN_MS = 5000
+/**
+ * Deliveries claimed per endpoint at most, in flight and waiting, as a multiple of the
+ * endpoint's bound in flight: a pass claims the next ones while the current ones are sent,
+ * so that a freed slot is filled at once and one write serves several rounds of attempts.
+ */
+const CLAIM_AHEAD = 4
+/**
+ * A delivery claimed ahead starts within this time of its claim, or is released: so that it
+ * ends within timeout + LEASE_MARGIN_MS of its claim, before its lease, as one claimed for a
+ * free slot does.
+ */
+const MAX_WAIT_MS = LEASE_MARGIN_MS - 1000
 
 /**
  * Sends the webhook deliveries of `database` in the background: a component that server.ts
  * starts beside the HTTP server. It claims due deliveries (pending, next_attempt_at <= now)
  * by setting their next_attempt_at to the end of a lease (timeout + 5 s), so that with
  * several instances on one PostgreSQL each attempt runs on one, and an attempt cut short by
- * a crash is due again when its lease ends. Each outcome is recorded: 2xx succeeded, anything
+ * a crash is due again when its lease ends. It claims up to CLAIM_AHEAD times an endpoint's
+ * bound in flight, so that the next attempts wait in memory for a slot rather than for a
+ * pass and its write; one waiting longer than MAX_WAIT_MS is given back. Each outcome is recorded: 2xx succeeded, anything
  * else a retry at the schedule's next time, or failed after the last. Woken by NOTIFY on
  * PostgreSQL, by the group commit's batches and by deliveriesDue() on SQLite, and every
  * pollIntervalMs for retries and anything missed.
@@ -84,14 +116,30 @@ export function startDispatcher(options: DispatcherOptions): Dispatcher {
   const stopGraceMs = options.stopGraceMs ?? options.timeoutMs
   const metrics = dispatcherMetrics(options)
 
+  const maxHeldPerEndpoint = maxPerEndpoint * CLAIM_AHEAD
+  const maxHeld = maxInFlight * CLAIM_AHEAD
+  /** Attempts in flight per endpoint. */
   const perEndpoint = new Map<string, number>()
+  /** Deliveries claimed ahead, per endpoint, in due order. */
+  const waiting = new Map<string, Waiting[]>()
+  /** Deliveries claimed ahead that waited too long: given back by the next write. */
+  let expired: Waiting[] = []
+  /** Attempts being sent: settled once their outcome is queued in `finished`. */
   const running = new Set<Promise<void>>()
+  /** Outcomes of attempts made, to be recorded by the next pass's write (see pump). */
+  let finished: Finished[] = []
   let stopped = false
   let abandoned = false
   let pumping = false
   let pumpAgain = false
   let wakeTimer: NodeJS.Timeout | undefined
 
+  /**
+   * One pass: records the outcomes of the attempts finished since the last pass and claims
+   * what is due, in one write. On SQLite every write that finds no batch under way costs a
+   * commit of its own (an fsync, holding the event loop); with one write per outcome as well
+   * as per claim, one endpoint took three times as many commits as the creates themselves.
+   */
   const pump = async (): Promise<void> => {
     if (stopped) return
     if (pumping) {
@@ -102,31 +150,48 @@ export function startDispatcher(options: DispatcherOptions): Dispatcher {
     try {
       do {
         pumpAgain = false
-        const free = maxInFlight - running.size
-        if (free <= 0 || stopped) break
+        const held = (endpoint: string) =>
+          (perEndpoint.get(endpoint) ?? 0) + (waiting.get(endpoint)?.length ?? 0)
+        const allHeld = running.size + [...waiting.values()].reduce((n, w) => n + w.length, 0)
+        const free = maxHeld - allHeld
         const now = clock()
         const nowIso = now.toISOString()
-        const busy = [...perEndpoint].filter(([, n]) => n >= maxPerEndpoint).map(([id]) => id)
-        const scan = Math.min(free * 4, 200)
-        const due = await findDueDeliveries(database.kysely, nowIso, busy, scan)
-        if (due.length === 0) break
-        // At most maxPerEndpoint in flight per endpoint: the others stay due for later.
-        const taken = new Map<string, number>()
+        const scan = Math.min(Math.max(free, 0), 200)
+        let due: DueDelivery[] = []
         const picked: DueDelivery[] = []
-        for (const delivery of due) {
-          if (picked.length >= free) break
-          const endpoint = delivery.endpoint_id
-          const n = (perEndpoint.get(endpoint) ?? 0) + (taken.get(endpoint) ?? 0)
-          if (n >= maxPerEndpoint) continue
-          taken.set(endpoint, (taken.get(endpoint) ?? 0) + 1)
-          picked.push(delivery)
+        if (scan > 0) {
+          const busy = [...new Set([...perEndpoint.keys(), ...waiting.keys()])].filter(
+            (id) => held(id) >= maxHeldPerEndpoint,
+          )
+          due = await findDueDeliveries(database.kysely, nowIso, busy, scan, maxHeldPerEndpoint)
+          // At most maxHeldPerEndpoint claimed per endpoint: the others stay due for later.
+          const taken = new Map<string, number>()
+          for (const delivery of due) {
+            if (picked.length >= free) break
+            const endpoint = delivery.endpoint_id
+            const n = held(endpoint) + (taken.get(endpoint) ?? 0)
+            if (n >= maxHeldPerEndpoint) continue
+            taken.set(endpoint, (taken.get(endpoint) ?? 0) + 1)
+            picked.push(delivery)
+          }
         }
+        const outcomes = finished
+        const released = expired
+        finished = []
+        expired = []
+        if (picked.length === 0 && outcomes.length === 0 && released.length === 0) break
         const leaseUntil = new Date(now.getTime() + leaseMs).toISOString()
-        const claimed = await database.write((tx) =>
+        const claimed = await record(outcomes, released, nowIso, (tx) =>
           claimDeliveries(tx, picked, nowIso, leaseUntil),
         )
         if (stopped) break
-        for (const delivery of await findAttempts(database.kysely, claimed)) attempt(delivery)
+        const claimedAt = performance.now()
+        for (const delivery of await findAttempts(database.kysely, claimed)) {
+          const queue = waiting.get(delivery.endpoint_id) ?? []
+          queue.push({ delivery, leaseUntil, claimedAt })
+          waiting.set(delivery.endpoint_id, queue)
+        }
+        startWaiting()
         if (due.length === scan) pumpAgain = true
       } while (pumpAgain && !stopped)
     } catch (error) {
@@ -136,12 +201,60 @@ export function startDispatcher(options: DispatcherOptions): Dispatcher {
     }
   }
 
+  /**
+   * Records `outcomes`, gives back `released` (due at `nowIso` again) and runs `then`, in one
+   * write; a failed write leaves them all to their lease.
+   */
+  const record = async <T>(
+    outcomes: Finished[],
+    released: Waiting[],
+    nowIso: string,
+    then: (tx: Transaction<DB>) => Promise<T>,
+  ) => {
+    try {
+      return await database.write(async (tx) => {
+        for (const { delivery, outcome } of outcomes) await recordOutcome(tx, delivery, outcome)
+        for (const { delivery, leaseUntil } of released) {
+          await releaseDelivery(tx, delivery, leaseUntil, nowIso)
+        }
+        return then(tx)
+      })
+    } catch (error) {
+      if (outcomes.length > 0 && !abandoned) {
+        options.log?.error({ err: error }, 'recording a webhook delivery failed')
+      }
+      throw error
+    }
+  }
+
+  /**
+   * Starts the waiting deliveries that have a slot, in the order claimed; gives back those
+   * that waited more than MAX_WAIT_MS (a slow endpoint's), for the next write to release.
+   */
+  const startWaiting = () => {
+    const now = performance.now()
+    for (const [endpoint, queue] of waiting) {
+      while (queue.length > 0 && now - queue[0]!.claimedAt > MAX_WAIT_MS) {
+        expired.push(queue.shift()!)
+      }
+      while (
+        queue.length > 0 &&
+        running.size < maxInFlight &&
+        (perEndpoint.get(endpoint) ?? 0) < maxPerEndpoint
+      ) {
+        attempt(queue.shift()!.delivery)
+      }
+      if (queue.length === 0) waiting.delete(endpoint)
+    }
+    if (expired.length > 0) wake()
+  }
+
   const attempt = (delivery: ClaimedDelivery) => {
     perEndpoint.set(delivery.endpoint_id, (perEndpoint.get(delivery.endpoint_id) ?? 0) + 1)
     metrics.inFlight.inc()
     const done = send(delivery)
       .catch((error: unknown) => {
-        if (!abandoned) options.log?.error({ err: error }, 'recording a webhook delivery failed')
+        if (!abandoned) options.log?.error({ err: error }, 'a webhook delivery attempt failed')
       })
       .finally(() => {
         running.delete(done)
@@ -149,12 +262,17 @@ export function startDispatcher(options: DispatcherOptions): Dispatcher {
         const n = (perEndpoint.get(delivery.endpoint_id) ?? 1) - 1
         if (n === 0) perEndpoint.delete(delivery.endpoint_id)
         else perEndpoint.set(delivery.endpoint_id, n)
-        // A slot is free: what was left due for lack of one can go.
-        if (!stopped) setImmediate(wake)
+        // A slot is free: a delivery claimed ahead takes it now; the outcome waits for the
+        // next pass, which claims more.
+        if (!stopped) {
+          startWaiting()
+          setImmediate(wake)
+        }
       })
     running.add(done)
   }
 
+  /** Makes the attempt and queues its outcome for the next pass to record. */
   const send = async (delivery: ClaimedDelivery): Promise<void> => {
     const attempts = delivery.attempts + 1
     const result = delivery.event
@@ -186,7 +304,7 @@ export function startDispatcher(options: DispatcherOptions): Dispatcher {
       lastError: result.ok ? null : (result.error ?? null),
       nextAttemptAt: next instanceof Date ? next.toISOString() : null,
     }
-    await database.write((tx) => recordOutcome(tx, delivery, outcome))
+    finished.push({ delivery, outcome })
     metrics.outcomes.inc({
       outcome: result.ok ? 'succeeded' : outcome.status === 'failed' ? 'failed' : 'retry',
     })
@@ -241,6 +359,16 @@ export function startDispatcher(options: DispatcherOptions): Dispatcher {
       if (running.size > 0) abandoned = true
       // Let a claim under way finish, so that nothing runs on the database after stop.
       while (pumping) await new Promise((resolve) => setTimeout(resolve, 5))
+      // What the finished attempts came to, which no pass will record now.
+      // and the deliveries claimed ahead, due again now rather than when their lease ends.
+      const outcomes = finished
+      const released = [...expired, ...[...waiting.values()].flat()]
+      finished = []
+      expired = []
+      waiting.clear()
+      if (outcomes.length > 0 || released.length > 0) {
+        await record(outcomes, released, clock().toISOString(), async () => {}).catch(() => {})
+      }
       metrics.unbind()
     },
   }

@@ -405,6 +405,32 @@ describeEachDialect('import: upserts', (dialect) => {
       ['b'],
     )
   })
+  it('archived to active is refused as validation_failed on Status (no code outside the contract); draft first works', async (t) => {
+    const database = await createTestDatabase(t, dialect)
+    await createProduct(database, 'shop', { name: 'Old', status: 'archived' })
+    const head = 'Handle,Title,Status,Option1 Name,Option1 Value,Variant SKU'
+    const summary = await importText(
+      database,
+      'shop',
+      csv(head, 'old,Old,Active,Size,S,OLD-S', 'new,New,active,Size,S,NEW-S'),
+    )
+    assert.deepEqual(
+      summary.errors.map((e) => [e.row, e.handle, e.field, e.error]),
+      [[2, 'old', 'Status', 'validation_failed']],
+    )
+    assert.match(summary.errors[0]!.message, /archived.*draft first/)
+    assert.equal(summary.rowsFailed, 1)
+    assert.equal(summary.productsCreated, 1, 'the other product goes on')
+    const old = bySlug(await products(database), 'old')
+    assert.equal(old.status, 'archived')
+    assert.equal(old.variants.length, 0, 'the product is refused whole, its variant too')
+
+    const draft = await importText(database, 'shop', csv(head, 'old,Old,draft,Size,S,OLD-S'))
+    assertNoErrors(draft)
+    const active = await importText(database, 'shop', csv(head, 'old,Old,active,Size,S,OLD-S'))
+    assertNoErrors(active)
+    assert.equal(bySlug(await products(database), 'old').status, 'active')
+  })
 })
 
 describeEachDialect('import: malformed input', (dialect) => {

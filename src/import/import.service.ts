@@ -14,6 +14,7 @@ import {
 import { listProductRows } from '../catalog/product.repository.js'
 import { createProductWork, updateProductWork } from '../catalog/product.service.js'
 import { normalizeImages, uniqueTags } from '../catalog/record-fields.js'
+import { statusesBarredFrom } from '../catalog/transitions.js'
 import { findProductWithVariants, findVariantBySku } from '../catalog/variant.repository.js'
 import { addVariantWork, optionsKey, updateVariantWork } from '../catalog/variant.service.js'
 import type { Database } from '../db/database.js'
@@ -375,14 +376,8 @@ async function importProduct(
     const body = { ...product.fields } as Record<string, unknown>
     fieldError(firstRow, check(validators.updateProduct, body), product.columns)
     patch = productChanges(current, body as UpdateProductInput)
-    if (patch.status && !allowedTransition(current.status, patch.status)) {
-      errors.push({
-        row: firstRow,
-        handle,
-        field: product.columns.status ?? 'Status',
-        error: 'invalid_transition',
-        message: `cannot go from ${current.status} to ${patch.status}; set it to draft first`,
-      })
+    if (patch.status && statusesBarredFrom(patch.status).includes(current.status)) {
+      errors.push(statusRefused(firstRow, handle, product, current.status, patch.status))
     }
   }
 
@@ -541,6 +536,10 @@ function conflict(
 function refusal(error: unknown, row: number, handle: string, field: string | null): ImportError {
   if (!(error instanceof AppError)) throw error
   const code = error.code
+  // The product was archived by someone else between the read and the write.
+  if (code === 'invalid_transition') {
+    return { row, handle, field: 'Status', error: 'validation_failed', message: error.message }
+  }
   const fieldOf: Partial<Record<string, string>> = {
     duplicate_sku: 'Variant SKU',
     duplicate_options: 'Option1 Value',
@@ -550,7 +549,6 @@ function refusal(error: unknown, row: number, handle: string, field: string | nu
     code === 'duplicate_sku' ||
     code === 'duplicate_options' ||
     code === 'duplicate_slug' ||
-    code === 'invalid_transition' ||
     code === 'validation_failed'
   ) {
     const detail = error.details?.[0]
@@ -565,9 +563,25 @@ function refusal(error: unknown, row: number, handle: string, field: string | nu
   throw error
 }
 
-/** The contract's transitions: archived goes back to draft only. */
-function allowedTransition(from: string, to: string): boolean {
-  return from === to || !(from === 'archived' && to === 'active')
+/**
+ * A status the product may not go to from its stored one (archived to active), as the row's
+ * error: the API answers it 409 invalid_transition, which is not an import code; for a file
+ * it is a bad value of the Status column.
+ */
+function statusRefused(
+  row: number,
+  handle: string,
+  product: MappedProduct,
+  from: string,
+  to: string,
+): ImportError {
+  return {
+    row,
+    handle,
+    field: product.columns.status ?? 'Status',
+    error: 'validation_failed',
+    message: `cannot set ${to} on a product that is ${from}: an ${from} product goes back to draft first (import it once with Status draft, then ${to})`,
+  }
 }
 
 /** The columns the fields of a variant's row came from, for its errors. */

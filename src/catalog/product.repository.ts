@@ -4,6 +4,7 @@ import { patchedColumns, sentPairs, setEntries } from '../db/merge-patch-sql.js'
 import { notBefore } from '../db/timestamps.js'
 import { precompiled } from '../db/precompiled.js'
 import type { DB, Executor, NewProductRow, ProductRow } from '../db/schema.js'
+import { inPieces } from '../db/values.js'
 import { eventInsertFrom, insertEvent, type EventStamp } from '../events/event.repository.js'
 import { splitSuffix, withSuffix } from './slug.js'
 
@@ -749,3 +750,82 @@ const patchProduct = precompiled((db: Executor, ...params: unknown[]) => {
     .selectFrom('updated')
     .selectAll()
 })
+
+/** The store's products with these slugs: an import looks up a batch's handles at once. */
+export function findProductsBySlugs(
+  db: Executor,
+  storeId: string,
+  slugs: readonly string[],
+): Promise<ProductRow[]> {
+  if (slugs.length === 0) return Promise.resolve([])
+  return db
+    .selectFrom('products')
+    .selectAll()
+    .where('store_id', '=', storeId)
+    .where('slug', 'in', slugs)
+    .execute()
+}
+
+/** A product as an import inserts it: its row with its variants already counted, its tag keys. */
+export interface ImportedProduct {
+  row: ProductRow & { tags: string; images: string; created_at: string; updated_at: string }
+  tagKeys: string[]
+}
+
+/**
+ * Inserts new products whose slugs were set by hand (an import's handles), several at once:
+ * the slugs counted as handed out and their suffixes reserved, as claimSlugSetByHand does one
+ * by one, then the rows and their tags, a few statements whatever their number. The slugs
+ * must differ from each other; the products_slug_key constraint refuses one that another
+ * product of the store has (the caller rolls the whole insert back).
+ */
+export async function insertProductsSetByHand(
+  db: Executor,
+  storeId: string,
+  products: readonly ImportedProduct[],
+): Promise<void> {
+  if (products.length === 0) return
+  for (const piece of inPieces(products, 4)) {
+    await db
+      .insertInto('slug_counters')
+      .values(piece.map(({ row }) => ({ store_id: storeId, slug: row.slug, claims: 1, last_suffix: 1 })))
+      .onConflict((oc) =>
+        oc.columns(['store_id', 'slug']).doUpdateSet((eb) => ({
+          claims: eb('slug_counters.claims', '+', 1),
+        })),
+      )
+      .execute()
+  }
+  // Several slugs may reserve under one base (tee-2, tee-3): the highest suffix is kept.
+  const reserved = new Map<string, number>()
+  for (const { row } of products) {
+    const suffixed = splitSuffix(row.slug)
+    if (suffixed) reserved.set(suffixed.base, Math.max(reserved.get(suffixed.base) ?? 0, suffixed.n))
+  }
+  for (const piece of inPieces([...reserved], 4)) {
+    await db
+      .insertInto('slug_counters')
+      .values(piece.map(([slug, n]) => ({ store_id: storeId, slug, claims: 0, last_suffix: n })))
+      .onConflict((oc) =>
+        oc
+          .columns(['store_id', 'slug'])
+          .doUpdateSet((eb) => ({ last_suffix: eb.ref('excluded.last_suffix') }))
+          .where('slug_counters.last_suffix', '<', (eb) => eb.ref('excluded.last_suffix')),
+      )
+      .execute()
+  }
+  for (const piece of inPieces(products, 19)) {
+    await db.insertInto('products').values(piece.map(({ row }) => row)).execute()
+  }
+  const tags = products.flatMap(({ row, tagKeys }) =>
+    tagKeys.map((tag_key) => ({
+      store_id: storeId,
+      product_id: row.id,
+      tag_key,
+      created_at: row.created_at,
+    })),
+  )
+  for (const piece of inPieces(tags, 4)) {
+    await db.insertInto('product_tags').values(piece).execute()
+  }
+}

@@ -4,6 +4,7 @@ import { patchedColumns, sentPairs, setEntries } from '../db/merge-patch-sql.js'
 import { precompiled } from '../db/precompiled.js'
 import { eventInsertFrom, insertEvent, type EventStamp } from '../events/event.repository.js'
 import { notBefore } from '../db/timestamps.js'
+import { inPieces } from '../db/values.js'
 import type { Executor, NewVariantRow, ProductRow, VariantRow } from '../db/schema.js'
 
 /** What the caller decides of a new variant; price and position may be left to the product. */
@@ -584,3 +585,51 @@ const patchVariant = precompiled((db: Executor, ...params: unknown[]) => {
     .selectFrom('updated')
     .selectAll()
 })
+
+/** The variants of these products, each product's in their order: an import's batch at once. */
+export async function findVariantsOfProducts(
+  db: Executor,
+  storeId: string,
+  productIds: readonly string[],
+): Promise<VariantFields[]> {
+  if (productIds.length === 0) return []
+  return db
+    .selectFrom('variants as v')
+    .select(VARIANT_READ_COLUMNS)
+    .where('store_id', '=', storeId)
+    .where('product_id', 'in', productIds)
+    .orderBy(sql`v.product_id, ${VARIANT_ORDER}`)
+    .execute()
+}
+
+/** Which products of the store hold these skus, if any. */
+export async function findSkuHolders(
+  db: Executor,
+  storeId: string,
+  skus: readonly string[],
+): Promise<{ sku: string; product_id: string }[]> {
+  const holders: { sku: string; product_id: string }[] = []
+  for (const piece of inPieces(skus, 1)) {
+    const rows = await db
+      .selectFrom('variants')
+      .select(['sku', 'product_id'])
+      .where('store_id', '=', storeId)
+      .where('sku', 'in', piece)
+      .execute()
+    for (const row of rows) holders.push({ sku: row.sku!, product_id: row.product_id })
+  }
+  return holders
+}
+
+/**
+ * Inserts new variants as given, several at once (an import's new products, whose rows
+ * already count them): the unique indexes refuse a sku another variant of the store has.
+ */
+export async function insertVariantRows(
+  db: Executor,
+  rows: readonly (NewVariantRow & { position: number; price_e4: number })[],
+): Promise<void> {
+  for (const piece of inPieces(rows, VARIANT_INSERT_COLUMNS.length)) {
+    await db.insertInto('variants').values(piece).execute()
+  }
+}

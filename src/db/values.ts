@@ -40,3 +40,15 @@ export function isoFromPostgres(text: string): string {
   const [, date, time, fraction = ''] = utc
   return `${date}T${time}.${(fraction + '000').slice(0, 3)}Z`
 }
+
+/**
+ * Rows cut into pieces whose parameters fit one statement: SQLite takes 32,766 at most,
+ * PostgreSQL 65,535; a multi-row insert of `columns` values a row stays under 30,000.
+ */
+export function inPieces<T>(rows: readonly T[], columns: number): T[][] {
+  const size = Math.max(1, Math.floor(30_000 / columns))
+  const pieces: T[][] = []
+  for (let start = 0; start < rows.length; start += size)
+    pieces.push(rows.slice(start, start + size))
+  return pieces
+}

@@ -2,6 +2,7 @@ import { sql, type RawBuilder } from 'kysely'
 import { isPostgres } from '../db/database.js'
 import { precompiled } from '../db/precompiled.js'
 import type { Executor } from '../db/schema.js'
+import { inPieces } from '../db/values.js'
 
 /**
  * Where an event sits in its store's feed. PostgreSQL: the id of the transaction that wrote
@@ -211,4 +212,23 @@ export async function deleteEventsThrough(
     where event_pruning.seq < excluded.seq
   `.execute(db)
   return Number(result.numAffectedRows ?? 0)
+}
+
+/** Appends events in the order given, several in one statement: an import's batch. */
+export async function insertEvents(db: Executor, events: readonly NewEvent[]): Promise<void> {
+  for (const piece of inPieces(events, 6)) {
+    await db
+      .insertInto('events')
+      .values(
+        piece.map((event) => ({
+          store_id: event.storeId,
+          id: event.id,
+          type: event.type,
+          object: event.object,
+          previous: event.previous,
+          created_at: event.createdAt,
+        })),
+      )
+      .execute()
+  }
 }

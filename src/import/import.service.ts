@@ -15,10 +15,14 @@ import { listProductRows } from '../catalog/product.repository.js'
 import { createProductWork, updateProductWork } from '../catalog/product.service.js'
 import { normalizeImages, uniqueTags } from '../catalog/record-fields.js'
 import { statusesBarredFrom } from '../catalog/transitions.js'
-import { findProductWithVariants, findVariantBySku } from '../catalog/variant.repository.js'
+import {
+  findProductWithVariants,
+  findVariantBySku,
+  type VariantFields,
+} from '../catalog/variant.repository.js'
 import { addVariantWork, optionsKey, updateVariantWork } from '../catalog/variant.service.js'
 import type { Database } from '../db/database.js'
-import type { DB, Executor } from '../db/schema.js'
+import type { DB, Executor, ProductRow } from '../db/schema.js'
 import { AppError, type FieldProblem } from '../errors.js'
 import { createValidatorCompiler, toFieldProblems } from '../http/validation.js'
 import { readCsvRecords, type CsvRecord } from './csv-records.js'
@@ -314,17 +318,18 @@ function check(validator: Validator, body: Record<string, unknown>): FieldProble
 }
 
 /**
- * Imports (or, with `dry`, checks) one product: found by its slug, created or updated field
+ * Plans (and, with `dry`, checks) one product: found by its slug, created or updated field
  * by field, its variants matched by sku, then by options, created or updated. A refusal of
  * the database (a sku another product took meanwhile, say) becomes the row's error; the
  * caller rolls the product back. Anything else (the database gone) is thrown.
  */
-async function importProduct(
+async function planProduct(
   db: Executor,
   storeId: string,
   product: MappedProduct,
+  existing: StoredProduct | undefined,
   dry: DryRunState | undefined,
-): Promise<Outcome> {
+): Promise<ProductPlan | Outcome> {
   const { handle, slug } = product
   const firstRow = product.rows[0]!
   const errors: ImportError[] = []
@@ -355,15 +360,6 @@ async function importProduct(
     }
   }
 
-  const [existingRow] = await listProductRows(db, {
-    storeId,
-    filters: { slug },
-    limit: 1,
-  })
-  const existing = existingRow
-    ? await findProductWithVariants(db, storeId, existingRow.id)
-    : undefined
-
   // The product's own fields, by the rules of a create or of a PATCH.
   let createInput: CreateProductInput | undefined
   let patch: UpdateProductInput = {}
@@ -386,11 +382,7 @@ async function importProduct(
   const matched = new Set<string>()
   const skusInProduct = new Map<string, number>()
   const optionsInProduct = new Map<string, number>()
-  const plans: {
-    variant: MappedVariant
-    target: Variant | undefined
-    patch: UpdateVariantInput
-  }[] = []
+  const plans: VariantPlan[] = []
   for (const variant of product.variants) {
     const problems = check(validators.createVariant, variant.input as Record<string, unknown>)
     if (problems.length > 0) {
@@ -455,7 +447,85 @@ async function importProduct(
     plans.push({ variant, target, patch: target ? variantChanges(target, variant) : {} })
   }
   if (errors.length > 0) return failed(uniqueErrors(errors))
+  return { current, createInput, patch, variants: plans }
+}
 
+/**
+ * Imports (or, with `dry`, checks) one product, reading what the store holds of it first:
+ * the way of a product that a batch cannot take with others (see writeChunk).
+ */
+async function importProduct(
+  db: Executor,
+  storeId: string,
+  product: MappedProduct,
+  dry: DryRunState | undefined,
+): Promise<Outcome> {
+  const [existingRow] = await listProductRows(db, {
+    storeId,
+    filters: { slug: product.slug },
+    limit: 1,
+  })
+  const existing = existingRow
+    ? await findProductWithVariants(db, storeId, existingRow.id)
+    : undefined
+  const plan = await planProduct(db, storeId, product, existing, dry)
+  if (!('variants' in plan)) return plan
+  return dry ? countPlan(product, plan, dry) : writePlan(db, storeId, product, plan)
+}
+
+/** A product as stored: its row and its variants in order. */
+interface StoredProduct {
+  product: ProductRow
+  variants: VariantFields[]
+}
+
+/** What a product's rows ask of the store: a create or a patch, and each variant's. */
+interface ProductPlan {
+  current: Product | undefined
+  createInput: CreateProductInput | undefined
+  patch: UpdateProductInput
+  variants: VariantPlan[]
+}
+
+interface VariantPlan {
+  variant: MappedVariant
+  target: Variant | undefined
+  patch: UpdateVariantInput
+}
+
+/** A dry run's outcome of a plan: what a real run would count; the file's slugs and skus kept. */
+function countPlan(product: MappedProduct, plan: ProductPlan, dry: DryRunState): Outcome {
+  const outcome: Outcome = {
+    created: !plan.current,
+    updated: Object.keys(plan.patch).length > 0,
+    variantsCreated: 0,
+    variantsUpdated: 0,
+    errors: [],
+  }
+  for (const { target, patch, variant } of plan.variants) {
+    if (!target) outcome.variantsCreated++
+    else if (Object.keys(patch).length > 0) outcome.variantsUpdated++
+    if (variant.input.sku) dry.skus.set(variant.input.sku, product.handle)
+  }
+  dry.slugs.set(product.slug, product.handle)
+  return outcome
+}
+
+/**
+ * The writes of a plan: the services' units of work, in the caller's transaction. A refusal
+ * of the database (a sku another product took meanwhile, say) becomes the row's error; the
+ * caller rolls the product back. Anything else (the database gone) is thrown.
+ */
+async function writePlan(
+  db: Executor,
+  storeId: string,
+  product: MappedProduct,
+  plan: ProductPlan,
+): Promise<Outcome> {
+  const { handle, slug } = product
+  const firstRow = product.rows[0]!
+  const { current, createInput, patch } = plan
+  const plans = plan.variants
   const outcome: Outcome = {
     created: !current,
     updated: false,
@@ -463,18 +533,7 @@ async function importProduct(
     variantsUpdated: 0,
     errors: [],
   }
-  if (dry) {
-    outcome.updated = Object.keys(patch).length > 0
-    for (const plan of plans) {
-      if (!plan.target) outcome.variantsCreated++
-      else if (Object.keys(plan.patch).length > 0) outcome.variantsUpdated++
-      if (plan.variant.input.sku) dry.skus.set(plan.variant.input.sku, handle)
-    }
-    dry.slugs.set(slug, handle)
-    return outcome
-  }
 
-  // The writes: the services' units of work, in this transaction.
   let productId: string
   try {
     if (!current) {

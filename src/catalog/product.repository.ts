@@ -788,7 +788,9 @@ export async function insertProductsSetByHand(
   for (const piece of inPieces(products, 4)) {
     await db
       .insertInto('slug_counters')
-      .values(piece.map(({ row }) => ({ store_id: storeId, slug: row.slug, claims: 1, last_suffix: 1 })))
+      .values(
+        piece.map(({ row }) => ({ store_id: storeId, slug: row.slug, claims: 1, last_suffix: 1 })),
+      )
       .onConflict((oc) =>
         oc.columns(['store_id', 'slug']).doUpdateSet((eb) => ({
           claims: eb('slug_counters.claims', '+', 1),
@@ -800,7 +802,8 @@ export async function insertProductsSetByHand(
   const reserved = new Map<string, number>()
   for (const { row } of products) {
     const suffixed = splitSuffix(row.slug)
-    if (suffixed) reserved.set(suffixed.base, Math.max(reserved.get(suffixed.base) ?? 0, suffixed.n))
+    if (suffixed)
+      reserved.set(suffixed.base, Math.max(reserved.get(suffixed.base) ?? 0, suffixed.n))
   }
   for (const piece of inPieces([...reserved], 4)) {
     await db
@@ -815,7 +818,10 @@ export async function insertProductsSetByHand(
       .execute()
   }
   for (const piece of inPieces(products, 19)) {
-    await db.insertInto('products').values(piece.map(({ row }) => row)).execute()
+    await db
+      .insertInto('products')
+      .values(piece.map(({ row }) => row))
+      .execute()
   }
   const tags = products.flatMap(({ row, tagKeys }) =>
     tagKeys.map((tag_key) => ({

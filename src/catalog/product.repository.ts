@@ -4,7 +4,7 @@ import { patchedColumns, sentPairs, setEntries } from '../db/merge-patch-sql.js'
 import { notBefore } from '../db/timestamps.js'
 import { precompiled } from '../db/precompiled.js'
 import type { DB, Executor, NewProductRow, ProductRow } from '../db/schema.js'
-import { inPieces } from '../db/values.js'
+import { inList, inPieces } from '../db/values.js'
 import { eventInsertFrom, insertEvent, type EventStamp } from '../events/event.repository.js'
 import { splitSuffix, withSuffix } from './slug.js'
 
@@ -762,7 +762,7 @@ export function findProductsBySlugs(
     .selectFrom('products')
     .selectAll()
     .where('store_id', '=', storeId)
-    .where('slug', 'in', slugs)
+    .where(inList(db, 'slug', 'text', slugs))
     .execute()
 }
 

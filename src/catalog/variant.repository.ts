@@ -4,7 +4,7 @@ import { patchedColumns, sentPairs, setEntries } from '../db/merge-patch-sql.js'
 import { precompiled } from '../db/precompiled.js'
 import { eventInsertFrom, insertEvent, type EventStamp } from '../events/event.repository.js'
 import { notBefore } from '../db/timestamps.js'
-import { inPieces } from '../db/values.js'
+import { inList, inPieces } from '../db/values.js'
 import type { Executor, NewVariantRow, ProductRow, VariantRow } from '../db/schema.js'
 
 /** What the caller decides of a new variant; price and position may be left to the product. */
@@ -597,7 +597,7 @@ export async function findVariantsOfProducts(
     .selectFrom('variants as v')
     .select(VARIANT_READ_COLUMNS)
     .where('store_id', '=', storeId)
-    .where('product_id', 'in', productIds)
+    .where(inList(db, 'product_id', 'uuid', productIds))
     .orderBy(sql`v.product_id, ${VARIANT_ORDER}`)
     .execute()
 }
@@ -608,17 +608,14 @@ export async function findSkuHolders(
   storeId: string,
   skus: readonly string[],
 ): Promise<{ sku: string; product_id: string }[]> {
-  const holders: { sku: string; product_id: string }[] = []
-  for (const piece of inPieces(skus, 1)) {
-    const rows = await db
-      .selectFrom('variants')
-      .select(['sku', 'product_id'])
-      .where('store_id', '=', storeId)
-      .where('sku', 'in', piece)
-      .execute()
-    for (const row of rows) holders.push({ sku: row.sku!, product_id: row.product_id })
-  }
-  return holders
+  if (skus.length === 0) return []
+  const rows = await db
+    .selectFrom('variants')
+    .select(['sku', 'product_id'])
+    .where('store_id', '=', storeId)
+    .where(inList(db, 'sku', 'text', skus))
+    .execute()
+  return rows.map((row) => ({ sku: row.sku!, product_id: row.product_id }))
 }
 
 /**

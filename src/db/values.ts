@@ -1,4 +1,7 @@
+import { sql, type RawBuilder } from 'kysely'
 import pg from 'pg'
+import { isPostgres } from './database.js'
+import type { Executor } from './schema.js'
 import { uuidv7 } from 'uuidv7'
 
 /** A new row id: a UUIDv7, lowercase, time-ordered so that new rows land together in indexes. */
@@ -42,13 +45,36 @@ export function isoFromPostgres(text: string): string {
 }
 
 /**
- * Rows cut into pieces whose parameters fit one statement: SQLite takes 32,766 at most,
- * PostgreSQL 65,535; a multi-row insert of `columns` values a row stays under 30,000.
+ * Rows cut into pieces for multi-row inserts: as many pieces of the largest size as fit,
+ * then the rest by powers of two (100 rows: 64, 32, 4). A statement is compiled (and, on
+ * SQLite, prepared and cached) per number of rows, so these few sizes keep the statements
+ * few whatever the batches' lengths. The largest size keeps a statement under 30,000
+ * parameters (SQLite takes 32,766 at most, PostgreSQL 65,535) and 256 rows.
  */
 export function inPieces<T>(rows: readonly T[], columns: number): T[][] {
-  const size = Math.max(1, Math.floor(30_000 / columns))
+  let size = 256
+  while (size > 1 && size * columns > 30_000) size /= 2
   const pieces: T[][] = []
-  for (let start = 0; start < rows.length; start += size)
+  let start = 0
+  while (start < rows.length) {
+    while (size > 1 && rows.length - start < size) size /= 2
     pieces.push(rows.slice(start, start + size))
+    start += size
+  }
   return pieces
+}
+
+/**
+ * `column in (values)` with the values as one parameter (a PostgreSQL array, a JSON array on
+ * SQLite): one statement text whatever their number, so one compiled and cached statement.
+ */
+export function inList(
+  db: Executor,
+  column: string,
+  type: 'text' | 'uuid',
+  values: readonly string[],
+): RawBuilder<boolean> {
+  return isPostgres(db)
+    ? sql<boolean>`${sql.ref(column)} = any(${values}::${sql.raw(type)}[])`
+    : sql<boolean>`${sql.ref(column)} in (select value from json_each(${JSON.stringify(values)}))`
 }

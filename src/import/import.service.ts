@@ -18,7 +18,6 @@ import {
   tagKeysJson,
   uniqueTags,
 } from '../catalog/record-fields.js'
-import { toStoredAmount, toStoredAmountOrNull } from '../catalog/money.js'
 import {
   findProductsBySlugs,
   insertProductsSetByHand,
@@ -28,7 +27,7 @@ import {
 import { violatedUniqueConstraint } from '../db/driver-errors.js'
 import { newId, nowIso } from '../db/values.js'
 import { insertEvents, type NewEvent } from '../events/event.repository.js'
-import { createProductWork, updateProductWork } from '../catalog/product.service.js'
+import { createProductWork, newProductRow, updateProductWork } from '../catalog/product.service.js'
 import { statusesBarredFrom } from '../catalog/transitions.js'
 import {
   findProductWithVariants,
@@ -38,7 +37,12 @@ import {
   insertVariantRows,
   type VariantFields,
 } from '../catalog/variant.repository.js'
-import { addVariantWork, optionsKey, updateVariantWork } from '../catalog/variant.service.js'
+import {
+  addVariantWork,
+  newVariantFields,
+  optionsKey,
+  updateVariantWork,
+} from '../catalog/variant.service.js'
 import type { Database } from '../db/database.js'
 import type { DB, Executor, NewVariantRow, ProductRow } from '../db/schema.js'
 import { AppError, type FieldProblem } from '../errors.js'
@@ -449,47 +453,15 @@ async function insertNewProducts(
   for (const { product, plan } of run) {
     const input = plan.createInput!
     const tags = uniqueTags(input.tags ?? [])
-    // The columns in createProductWork's order: its event's object is this row as JSON.
-    const row = {
-      store_id: storeId,
-      id: newId(),
-      name: input.name,
-      status: input.status ?? 'draft',
-      description: input.description ?? null,
-      price_e4: toStoredAmount(input.price ?? 0),
-      compare_at_price_e4: toStoredAmountOrNull(input.compare_at_price),
-      sku: input.sku ?? null,
-      barcode: input.barcode ?? null,
-      tax_rate: input.tax_rate ?? null,
-      vendor: input.vendor ?? null,
-      product_type: input.product_type ?? null,
-      tags: JSON.stringify(tags),
-      images: JSON.stringify(normalizeImages(input.images ?? [])),
-      created_at: now,
-      updated_at: now,
-    }
+    // Its event's object is this row as JSON, as createProductWork's is.
+    const row = newProductRow(storeId, input, tags, now)
     events.push(
       event('product.created', { ...row, slug: product.slug, max_variant_position: 0, version: 1 }),
     )
     for (const [i, { variant }] of plan.variants.entries()) {
-      const options = variant.input.options ?? {}
-      // The columns in addVariantWork's order, as its event's object has them.
-      const fields = {
-        store_id: storeId,
-        id: newId(),
-        product_id: row.id,
-        name: variant.input.name,
-        sku: variant.input.sku ?? null,
-        barcode: variant.input.barcode ?? null,
-        price_e4: variant.input.price == null ? row.price_e4 : toStoredAmount(variant.input.price),
-        compare_at_price_e4: toStoredAmountOrNull(variant.input.compare_at_price),
-        options: JSON.stringify(options),
-        options_key: optionsKey(options),
-        position: i + 1,
-        weight_grams: variant.input.weight_grams ?? null,
-        created_at: now,
-        updated_at: now,
-      }
+      // As addVariantWork leaves it: the product's price by default, the next position.
+      const added = newVariantFields(storeId, row.id, variant.input, now)
+      const fields = { ...added, price_e4: added.price_e4 ?? row.price_e4, position: i + 1 }
       variants.push(fields)
       events.push(event('variant.created', { ...fields, version: 1 }))
     }

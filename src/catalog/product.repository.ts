@@ -4,7 +4,8 @@ import { patchedColumns, sentPairs, setEntries } from '../db/merge-patch-sql.js'
 import { notBefore } from '../db/timestamps.js'
 import { precompiled } from '../db/precompiled.js'
 import type { DB, Executor, NewProductRow, ProductRow } from '../db/schema.js'
-import { inList, inPieces } from '../db/values.js'
+import { insertRows } from '../db/multi-row-insert.js'
+import { inList } from '../db/values.js'
 import { eventInsertFrom, insertEvent, type EventStamp } from '../events/event.repository.js'
 import { splitSuffix, withSuffix } from './slug.js'
 
@@ -766,6 +767,31 @@ export function findProductsBySlugs(
     .execute()
 }
 
+const SLUG_COUNTER_COLUMNS = ['store_id', 'slug', 'claims', 'last_suffix']
+
+/** Every column of a product row. */
+const PRODUCT_COLUMNS = [
+  'store_id',
+  'id',
+  'name',
+  'slug',
+  'status',
+  'description',
+  'price_e4',
+  'compare_at_price_e4',
+  'sku',
+  'barcode',
+  'tax_rate',
+  'vendor',
+  'product_type',
+  'tags',
+  'images',
+  'max_variant_position',
+  'version',
+  'created_at',
+  'updated_at',
+] as const satisfies readonly (keyof ProductRow)[]
+
 /** A product as an import inserts it: its row with its variants already counted, its tag keys. */
 export interface ImportedProduct {
   row: ProductRow & { tags: string; images: string; created_at: string; updated_at: string }
@@ -785,19 +811,13 @@ export async function insertProductsSetByHand(
   products: readonly ImportedProduct[],
 ): Promise<void> {
   if (products.length === 0) return
-  for (const piece of inPieces(products, 4)) {
-    await db
-      .insertInto('slug_counters')
-      .values(
-        piece.map(({ row }) => ({ store_id: storeId, slug: row.slug, claims: 1, last_suffix: 1 })),
-      )
-      .onConflict((oc) =>
-        oc.columns(['store_id', 'slug']).doUpdateSet((eb) => ({
-          claims: eb('slug_counters.claims', '+', 1),
-        })),
-      )
-      .execute()
-  }
+  await insertRows(
+    db,
+    'slug_counters',
+    SLUG_COUNTER_COLUMNS,
+    products.map(({ row }) => [storeId, row.slug, 1, 1]),
+    'on conflict (store_id, slug) do update set claims = slug_counters.claims + 1',
+  )
   // Several slugs may reserve under one base (tee-2, tee-3): the highest suffix is kept.
   const reserved = new Map<string, number>()
   for (const { row } of products) {
@@ -805,33 +825,26 @@ export async function insertProductsSetByHand(
     if (suffixed)
       reserved.set(suffixed.base, Math.max(reserved.get(suffixed.base) ?? 0, suffixed.n))
   }
-  for (const piece of inPieces([...reserved], 4)) {
-    await db
-      .insertInto('slug_counters')
-      .values(piece.map(([slug, n]) => ({ store_id: storeId, slug, claims: 0, last_suffix: n })))
-      .onConflict((oc) =>
-        oc
-          .columns(['store_id', 'slug'])
-          .doUpdateSet((eb) => ({ last_suffix: eb.ref('excluded.last_suffix') }))
-          .where('slug_counters.last_suffix', '<', (eb) => eb.ref('excluded.last_suffix')),
-      )
-      .execute()
-  }
-  for (const piece of inPieces(products, 19)) {
-    await db
-      .insertInto('products')
-      .values(piece.map(({ row }) => row))
-      .execute()
-  }
-  const tags = products.flatMap(({ row, tagKeys }) =>
-    tagKeys.map((tag_key) => ({
-      store_id: storeId,
-      product_id: row.id,
-      tag_key,
-      created_at: row.created_at,
-    })),
+  await insertRows(
+    db,
+    'slug_counters',
+    SLUG_COUNTER_COLUMNS,
+    [...reserved].map(([slug, n]) => [storeId, slug, 0, n]),
+    'on conflict (store_id, slug) do update set last_suffix = excluded.last_suffix ' +
+      'where slug_counters.last_suffix < excluded.last_suffix',
   )
-  for (const piece of inPieces(tags, 4)) {
-    await db.insertInto('product_tags').values(piece).execute()
-  }
+  await insertRows(
+    db,
+    'products',
+    PRODUCT_COLUMNS,
+    products.map(({ row }) => PRODUCT_COLUMNS.map((column) => row[column])),
+  )
+  await insertRows(
+    db,
+    'product_tags',
+    ['store_id', 'product_id', 'tag_key', 'created_at'],
+    products.flatMap(({ row, tagKeys }) =>
+      tagKeys.map((tagKey) => [storeId, row.id, tagKey, row.created_at]),
+    ),
+  )
 }

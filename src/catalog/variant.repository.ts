@@ -4,7 +4,8 @@ import { patchedColumns, sentPairs, setEntries } from '../db/merge-patch-sql.js'
 import { precompiled } from '../db/precompiled.js'
 import { eventInsertFrom, insertEvent, type EventStamp } from '../events/event.repository.js'
 import { notBefore } from '../db/timestamps.js'
-import { inList, inPieces } from '../db/values.js'
+import { insertRows } from '../db/multi-row-insert.js'
+import { inList } from '../db/values.js'
 import type { Executor, NewVariantRow, ProductRow, VariantRow } from '../db/schema.js'
 
 /** What the caller decides of a new variant; price and position may be left to the product. */
@@ -626,7 +627,10 @@ export async function insertVariantRows(
   db: Executor,
   rows: readonly (NewVariantRow & { position: number; price_e4: number })[],
 ): Promise<void> {
-  for (const piece of inPieces(rows, VARIANT_INSERT_COLUMNS.length)) {
-    await db.insertInto('variants').values(piece).execute()
-  }
+  await insertRows(
+    db,
+    'variants',
+    VARIANT_INSERT_COLUMNS,
+    rows.map((row) => VARIANT_INSERT_COLUMNS.map((column) => row[column])),
+  )
 }

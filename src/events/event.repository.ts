@@ -2,7 +2,7 @@ import { sql, type RawBuilder } from 'kysely'
 import { isPostgres } from '../db/database.js'
 import { precompiled } from '../db/precompiled.js'
 import type { Executor } from '../db/schema.js'
-import { inPieces } from '../db/values.js'
+import { insertRows } from '../db/multi-row-insert.js'
 
 /**
  * Where an event sits in its store's feed. PostgreSQL: the id of the transaction that wrote
@@ -216,19 +216,10 @@ export async function deleteEventsThrough(
 
 /** Appends events in the order given, several in one statement: an import's batch. */
 export async function insertEvents(db: Executor, events: readonly NewEvent[]): Promise<void> {
-  for (const piece of inPieces(events, 6)) {
-    await db
-      .insertInto('events')
-      .values(
-        piece.map((event) => ({
-          store_id: event.storeId,
-          id: event.id,
-          type: event.type,
-          object: event.object,
-          previous: event.previous,
-          created_at: event.createdAt,
-        })),
-      )
-      .execute()
-  }
+  await insertRows(
+    db,
+    'events',
+    ['store_id', 'id', 'type', 'object', 'previous', 'created_at'],
+    events.map((e) => [e.storeId, e.id, e.type, e.object, e.previous, e.createdAt]),
+  )
 }

@@ -153,6 +153,11 @@ export async function importCatalog(
 
   const flush = async () => {
     while (pending.length > 0) {
+      // Let the requests that arrived meanwhile be read first. Else the group commit, which
+      // runs whatever is queued when a batch ends, runs the import's next batch at once and
+      // the event loop sees no I/O until every pending product is written (on SQLite, API
+      // requests waited hundreds of milliseconds during an import).
+      await new Promise((resolve) => setImmediate(resolve))
       const outcomes = dry
         ? await checkBatch(database.kysely, storeId, pending, dry)
         : await database.write((tx) => writeBatch(tx, storeId, pending, bound))

@@ -770,7 +770,7 @@ export function findProductsBySlugs(
 const SLUG_COUNTER_COLUMNS = ['store_id', 'slug', 'claims', 'last_suffix']
 
 /** Every column of a product row. */
-const PRODUCT_COLUMNS = [
+export const PRODUCT_COLUMNS = [
   'store_id',
   'id',
   'name',

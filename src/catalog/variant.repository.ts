@@ -208,7 +208,7 @@ const insertVariantRow = precompiled((db: Executor, ...values: VariantValues) =>
     ),
 )
 
-const VARIANT_INSERT_COLUMNS = [
+export const VARIANT_INSERT_COLUMNS = [
   'store_id',
   'id',
   'product_id',

@@ -43,6 +43,7 @@ import { PRODUCT_COLUMNS } from '../src/catalog/product.repository.js'
 import { VARIANT_INSERT_COLUMNS } from '../src/catalog/variant.repository.js'
 import { optionsKey } from '../src/catalog/variant.service.js'
 import { newId } from '../src/db/values.js'
+import { exportHeader } from '../src/import/shopify-columns.js'
 import { cleanUpOnSignals, createCleanup, type Cleanup } from './cleanup.js'
 import { loadBenchConfig } from './config.js'
 import { startLoadGenerator } from './load-job.js'
@@ -88,28 +89,12 @@ function handleOf(n: number): string {
   return `bench-product-${letters}`
 }
 
-const HEADER = [
-  'Handle',
-  'Title',
-  'Body (HTML)',
-  'Vendor',
-  'Type',
-  'Tags',
-  'Published',
-  'Option1 Name',
-  'Option1 Value',
-  'Option2 Name',
-  'Option2 Value',
-  'Variant SKU',
-  'Variant Grams',
-  'Variant Price',
-  'Variant Compare At Price',
-  'Variant Barcode',
-  'Image Src',
-  'Image Position',
-  'Image Alt Text',
-  'Status',
-]
+/**
+ * Shopify's classic columns with two options, as the export writes them, without the
+ * export's own: productRows and the bare loader index them by these positions.
+ */
+const HEADER = exportHeader(2).slice(0, 20)
+if (HEADER[0] !== 'Handle' || HEADER[19] !== 'Status') throw new Error('the header has moved')
 const SIZES = ['S', 'M', 'L', 'XL']
 const COLORS = ['Red', 'Blue', 'Green', 'Black', 'White']
 

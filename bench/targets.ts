@@ -222,13 +222,16 @@ function childEnv(settings: Record<string, string>): NodeJS.ProcessEnv {
   return { PATH: process.env.PATH, HOME: process.env.HOME, ...settings }
 }
 
-interface ScratchDatabase {
+export interface ScratchDatabase {
   url: string
   remove(): Promise<void>
 }
 
 /** An empty SQLite file in a temp dir, or an empty PostgreSQL database; removed by the cleanup at the latest. */
-async function scratchDatabase(context: TargetContext, dialect: Dialect): Promise<ScratchDatabase> {
+export async function scratchDatabase(
+  context: TargetContext,
+  dialect: Dialect,
+): Promise<ScratchDatabase> {
   if (dialect === 'sqlite') {
     const dir = mkdtempSync(join(tmpdir(), 'catalog-bench-'))
     const remove = context.cleanup.add(`remove ${dir}`, () =>

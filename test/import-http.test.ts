@@ -93,10 +93,10 @@ describeEachDialect('POST /imports, GET /imports/:id', (dialect) => {
 
   it('reports progress while it runs, and running the same file again changes nothing', async (t) => {
     const api = await buildTestApi(t, dialect)
-    const file = bigCsv(dialect === 'sqlite' ? 1500 : 400)
+    const count = dialect === 'sqlite' ? 1500 : 2000
+    const file = bigCsv(count)
     const { record, seen } = await waitForImport(api, (await postCsv(api, file)).json().data.id)
     assert.equal(record.status, 'succeeded', JSON.stringify(record))
-    const count = dialect === 'sqlite' ? 1500 : 400
     assert.equal(record.productsCreated, count)
     assert.equal(record.variantsCreated, 2 * count)
     const partial = seen.filter((r) => r.status === 'running' && r.rowsProcessed > 0)
@@ -275,7 +275,8 @@ describeEachDialect('API requests while an import runs', (dialect) => {
         ...(body !== undefined && { payload: JSON.stringify(body) }),
       })
     const product = (await send('POST', '/products', { name: 'Seen' })).json().data
-    const count = dialect === 'sqlite' ? 2000 : 500
+    // Enough that PostgreSQL's batches (500 products, written a chunk at a time) are several.
+    const count = dialect === 'sqlite' ? 2000 : 3000
     // The import's writes, timed: how long each of its transactions ran its work.
     const held: number[] = []
     const timed: Database = {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { it } from 'node:test'
-import { createProduct, getProduct } from '../src/catalog/product.service.js'
+import { createProduct, getProduct, listProducts } from '../src/catalog/product.service.js'
 import { slugify } from '../src/catalog/slug.js'
 import { addVariant } from '../src/catalog/variant.service.js'
 import type { Database } from '../src/db/database.js'
@@ -404,6 +404,75 @@ describeEachDialect('import: upserts', (dialect) => {
       (await products(database)).map((p) => p.slug),
       ['b'],
     )
+  })
+  it('new products are stored as the API leaves them: version, next position, tags, slug counters', async (t) => {
+    const database = await createTestDatabase(t, dialect)
+    const summary = await importText(
+      database,
+      'shop',
+      csv(
+        'Handle,Title,Tags,Option1 Name,Option1 Value,Variant SKU,Variant Price',
+        'tee,Tee,"Summer, Cotton",Size,S,TEE-S,10',
+        'tee,,,,M,TEE-M,',
+        'tee,,,,L,TEE-L,12',
+        'tee-7,Tee seven,,,,,3',
+      ),
+    )
+    assertNoErrors(summary)
+    const [tee] = (await listProducts(database, 'shop', { limit: 10, slug: 'tee' })).data
+    assert.ok(tee)
+    assert.equal(tee.version, 4, 'created, then one change per variant')
+    const added = await addVariant(database, 'shop', tee.id, { name: 'XL', sku: 'TEE-XL' })
+    assert.equal(added.position, 4, 'the next default position follows the imported ones')
+    assert.equal(added.price, 10, 'the product price')
+    const full = await getProduct(database, 'shop', tee.id)
+    assert.deepEqual(
+      full.variants.map((v) => [v.sku, v.position, v.price]),
+      [
+        ['TEE-S', 1, 10],
+        ['TEE-M', 2, 10],
+        ['TEE-L', 3, 12],
+        ['TEE-XL', 4, 10],
+      ],
+    )
+    const tagged = await listProducts(database, 'shop', { limit: 10, tag: 'cotton' })
+    assert.deepEqual(
+      tagged.data.map((p) => p.slug),
+      ['tee'],
+      'found by its tag',
+    )
+    // The handles count as slugs handed out: a product named after one gets the next suffix.
+    assert.equal((await createProduct(database, 'shop', { name: 'Tee' })).slug, 'tee-8')
+    await assert.rejects(addVariant(database, 'shop', tee.id, { name: 'dup', sku: 'TEE-S' }), {
+      code: 'duplicate_sku',
+    })
+  })
+
+  it('archived to active is refused as validation_failed on Status (no code outside the contract); draft first works', async (t) => {
+    const database = await createTestDatabase(t, dialect)
+    await createProduct(database, 'shop', { name: 'Old', status: 'archived' })
+    const head = 'Handle,Title,Status,Option1 Name,Option1 Value,Variant SKU'
+    const summary = await importText(
+      database,
+      'shop',
+      csv(head, 'old,Old,Active,Size,S,OLD-S', 'new,New,active,Size,S,NEW-S'),
+    )
+    assert.deepEqual(
+      summary.errors.map((e) => [e.row, e.handle, e.field, e.error]),
+      [[2, 'old', 'Status', 'validation_failed']],
+    )
+    assert.match(summary.errors[0]!.message, /archived.*draft first/)
+    assert.equal(summary.rowsFailed, 1)
+    assert.equal(summary.productsCreated, 1, 'the other product goes on')
+    const old = bySlug(await products(database), 'old')
+    assert.equal(old.status, 'archived')
+    assert.equal(old.variants.length, 0, 'the product is refused whole, its variant too')
+
+    const draft = await importText(database, 'shop', csv(head, 'old,Old,draft,Size,S,OLD-S'))
+    assertNoErrors(draft)
+    const active = await importText(database, 'shop', csv(head, 'old,Old,active,Size,S,OLD-S'))
+    assertNoErrors(active)
+    assert.equal(bySlug(await products(database), 'old').status, 'active')
   })
 })
 

@@ -4,6 +4,8 @@ import { patchedColumns, sentPairs, setEntries } from '../db/merge-patch-sql.js'
 import { notBefore } from '../db/timestamps.js'
 import { precompiled } from '../db/precompiled.js'
 import type { DB, Executor, NewProductRow, ProductRow } from '../db/schema.js'
+import { insertRows } from '../db/multi-row-insert.js'
+import { inList } from '../db/values.js'
 import { eventInsertFrom, insertEvent, type EventStamp } from '../events/event.repository.js'
 import { splitSuffix, withSuffix } from './slug.js'
 
@@ -749,3 +751,100 @@ const patchProduct = precompiled((db: Executor, ...params: unknown[]) => {
     .selectFrom('updated')
     .selectAll()
 })
+
+/** The store's products with these slugs: an import looks up a batch's handles at once. */
+export function findProductsBySlugs(
+  db: Executor,
+  storeId: string,
+  slugs: readonly string[],
+): Promise<ProductRow[]> {
+  if (slugs.length === 0) return Promise.resolve([])
+  return db
+    .selectFrom('products')
+    .selectAll()
+    .where('store_id', '=', storeId)
+    .where(inList(db, 'slug', 'text', slugs))
+    .execute()
+}
+
+const SLUG_COUNTER_COLUMNS = ['store_id', 'slug', 'claims', 'last_suffix']
+
+/** Every column of a product row. */
+export const PRODUCT_COLUMNS = [
+  'store_id',
+  'id',
+  'name',
+  'slug',
+  'status',
+  'description',
+  'price_e4',
+  'compare_at_price_e4',
+  'sku',
+  'barcode',
+  'tax_rate',
+  'vendor',
+  'product_type',
+  'tags',
+  'images',
+  'max_variant_position',
+  'version',
+  'created_at',
+  'updated_at',
+] as const satisfies readonly (keyof ProductRow)[]
+
+/** A product as an import inserts it: its row with its variants already counted, its tag keys. */
+export interface ImportedProduct {
+  row: ProductRow & { tags: string; images: string; created_at: string; updated_at: string }
+  tagKeys: string[]
+}
+
+/**
+ * Inserts new products whose slugs were set by hand (an import's handles), several at once:
+ * the slugs counted as handed out and their suffixes reserved, as claimSlugSetByHand does one
+ * by one, then the rows and their tags, a few statements whatever their number. The slugs
+ * must differ from each other; the products_slug_key constraint refuses one that another
+ * product of the store has (the caller rolls the whole insert back).
+ */
+export async function insertProductsSetByHand(
+  db: Executor,
+  storeId: string,
+  products: readonly ImportedProduct[],
+): Promise<void> {
+  if (products.length === 0) return
+  await insertRows(
+    db,
+    'slug_counters',
+    SLUG_COUNTER_COLUMNS,
+    products.map(({ row }) => [storeId, row.slug, 1, 1]),
+    'on conflict (store_id, slug) do update set claims = slug_counters.claims + 1',
+  )
+  // Several slugs may reserve under one base (tee-2, tee-3): the highest suffix is kept.
+  const reserved = new Map<string, number>()
+  for (const { row } of products) {
+    const suffixed = splitSuffix(row.slug)
+    if (suffixed)
+      reserved.set(suffixed.base, Math.max(reserved.get(suffixed.base) ?? 0, suffixed.n))
+  }
+  await insertRows(
+    db,
+    'slug_counters',
+    SLUG_COUNTER_COLUMNS,
+    [...reserved].map(([slug, n]) => [storeId, slug, 0, n]),
+    'on conflict (store_id, slug) do update set last_suffix = excluded.last_suffix ' +
+      'where slug_counters.last_suffix < excluded.last_suffix',
+  )
+  await insertRows(
+    db,
+    'products',
+    PRODUCT_COLUMNS,
+    products.map(({ row }) => PRODUCT_COLUMNS.map((column) => row[column])),
+  )
+  await insertRows(
+    db,
+    'product_tags',
+    ['store_id', 'product_id', 'tag_key', 'created_at'],
+    products.flatMap(({ row, tagKeys }) =>
+      tagKeys.map((tagKey) => [storeId, row.id, tagKey, row.created_at]),
+    ),
+  )
+}

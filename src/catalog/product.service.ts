@@ -86,16 +86,17 @@ export function createProductWork(
   return (db) => createProductIn(db, storeId, input, slug)
 }
 
-async function createProductIn(
-  db: Executor,
+/**
+ * The row of a new product but its slug, as a create writes it, in the column order its
+ * product.created event shows (an import's batch builds its rows with this too).
+ */
+export function newProductRow(
   storeId: string,
   input: CreateProductInput,
-  slugSetByHand?: string,
-): Promise<Product> {
-  checkImageUrls(input.images)
-  const now = nowIso()
-  const tags = uniqueTags(input.tags ?? [])
-  const row = {
+  tags: string[],
+  now: string,
+) {
+  return {
     store_id: storeId,
     id: newId(),
     name: input.name,
@@ -113,6 +114,17 @@ async function createProductIn(
     created_at: now,
     updated_at: now,
   }
+}
+
+async function createProductIn(
+  db: Executor,
+  storeId: string,
+  input: CreateProductInput,
+  slugSetByHand?: string,
+): Promise<Product> {
+  checkImageUrls(input.images)
+  const tags = uniqueTags(input.tags ?? [])
+  const row = newProductRow(storeId, input, tags, nowIso())
   const slug =
     slugSetByHand === undefined
       ? await insertProductWithUniqueSlug(

@@ -4,6 +4,8 @@ import { patchedColumns, sentPairs, setEntries } from '../db/merge-patch-sql.js'
 import { precompiled } from '../db/precompiled.js'
 import { eventInsertFrom, insertEvent, type EventStamp } from '../events/event.repository.js'
 import { notBefore } from '../db/timestamps.js'
+import { insertRows } from '../db/multi-row-insert.js'
+import { inList } from '../db/values.js'
 import type { Executor, NewVariantRow, ProductRow, VariantRow } from '../db/schema.js'
 
 /** What the caller decides of a new variant; price and position may be left to the product. */
@@ -206,7 +208,7 @@ const insertVariantRow = precompiled((db: Executor, ...values: VariantValues) =>
     ),
 )
 
-const VARIANT_INSERT_COLUMNS = [
+export const VARIANT_INSERT_COLUMNS = [
   'store_id',
   'id',
   'product_id',
@@ -584,3 +586,51 @@ const patchVariant = precompiled((db: Executor, ...params: unknown[]) => {
     .selectFrom('updated')
     .selectAll()
 })
+
+/** The variants of these products, each product's in their order: an import's batch at once. */
+export async function findVariantsOfProducts(
+  db: Executor,
+  storeId: string,
+  productIds: readonly string[],
+): Promise<VariantFields[]> {
+  if (productIds.length === 0) return []
+  return db
+    .selectFrom('variants as v')
+    .select(VARIANT_READ_COLUMNS)
+    .where('store_id', '=', storeId)
+    .where(inList(db, 'product_id', 'uuid', productIds))
+    .orderBy(sql`v.product_id, ${VARIANT_ORDER}`)
+    .execute()
+}
+
+/** Which products of the store hold these skus, if any. */
+export async function findSkuHolders(
+  db: Executor,
+  storeId: string,
+  skus: readonly string[],
+): Promise<{ sku: string; product_id: string }[]> {
+  if (skus.length === 0) return []
+  const rows = await db
+    .selectFrom('variants')
+    .select(['sku', 'product_id'])
+    .where('store_id', '=', storeId)
+    .where(inList(db, 'sku', 'text', skus))
+    .execute()
+  return rows.map((row) => ({ sku: row.sku!, product_id: row.product_id }))
+}
+
+/**
+ * Inserts new variants as given, several at once (an import's new products, whose rows
+ * already count them): the unique indexes refuse a sku another variant of the store has.
+ */
+export async function insertVariantRows(
+  db: Executor,
+  rows: readonly (NewVariantRow & { position: number; price_e4: number })[],
+): Promise<void> {
+  await insertRows(
+    db,
+    'variants',
+    VARIANT_INSERT_COLUMNS,
+    rows.map((row) => VARIANT_INSERT_COLUMNS.map((column) => row[column])),
+  )
+}

@@ -54,15 +54,19 @@ export function addVariantWork(
   }
 }
 
-async function addVariantIn(
-  db: Executor,
+/**
+ * A new variant's columns as an add writes them, in the order its variant.created event
+ * shows; a price or position left out is null, for the product's default (an import's batch
+ * builds its rows with this too).
+ */
+export function newVariantFields(
   storeId: string,
   productId: string,
   input: CreateVariantInput,
-): Promise<Variant> {
+  now: string,
+) {
   const options = input.options ?? {}
-  const now = nowIso()
-  const fields = {
+  return {
     store_id: storeId,
     id: newId(),
     product_id: productId,
@@ -78,6 +82,15 @@ async function addVariantIn(
     created_at: now,
     updated_at: now,
   }
+}
+
+async function addVariantIn(
+  db: Executor,
+  storeId: string,
+  productId: string,
+  input: CreateVariantInput,
+): Promise<Variant> {
+  const fields = newVariantFields(storeId, productId, input, nowIso())
   let inserted: { price_e4: number; position: number } | undefined
   try {
     inserted = await insertVariantIntoProduct(db, fields, eventStamp())

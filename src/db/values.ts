@@ -1,4 +1,7 @@
+import { sql, type RawBuilder } from 'kysely'
 import pg from 'pg'
+import { isPostgres } from './database.js'
+import type { Executor } from './schema.js'
 import { uuidv7 } from 'uuidv7'
 
 /** A new row id: a UUIDv7, lowercase, time-ordered so that new rows land together in indexes. */
@@ -39,4 +42,39 @@ export function isoFromPostgres(text: string): string {
   if (utc === null) return parsePostgresTimestamp(text.replace('T', ' ')).toISOString()
   const [, date, time, fraction = ''] = utc
   return `${date}T${time}.${(fraction + '000').slice(0, 3)}Z`
+}
+
+/**
+ * Rows cut into pieces for multi-row inserts: as many pieces of the largest size as fit,
+ * then the rest by powers of two (100 rows: 64, 32, 4). A statement is compiled (and, on
+ * SQLite, prepared and cached) per number of rows, so these few sizes keep the statements
+ * few whatever the batches' lengths. The largest size keeps a statement under 30,000
+ * parameters (SQLite takes 32,766 at most, PostgreSQL 65,535) and 256 rows.
+ */
+export function inPieces<T>(rows: readonly T[], columns: number): T[][] {
+  let size = 256
+  while (size > 1 && size * columns > 30_000) size /= 2
+  const pieces: T[][] = []
+  let start = 0
+  while (start < rows.length) {
+    while (size > 1 && rows.length - start < size) size /= 2
+    pieces.push(rows.slice(start, start + size))
+    start += size
+  }
+  return pieces
+}
+
+/**
+ * `column in (values)` with the values as one parameter (a PostgreSQL array, a JSON array on
+ * SQLite): one statement text whatever their number, so one compiled and cached statement.
+ */
+export function inList(
+  db: Executor,
+  column: string,
+  type: 'text' | 'uuid',
+  values: readonly string[],
+): RawBuilder<boolean> {
+  return isPostgres(db)
+    ? sql<boolean>`${sql.ref(column)} = any(${values}::${sql.raw(type)}[])`
+    : sql<boolean>`${sql.ref(column)} in (select value from json_each(${JSON.stringify(values)}))`
 }

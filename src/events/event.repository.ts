@@ -2,6 +2,7 @@ import { sql, type RawBuilder } from 'kysely'
 import { isPostgres } from '../db/database.js'
 import { precompiled } from '../db/precompiled.js'
 import type { Executor } from '../db/schema.js'
+import { insertRows } from '../db/multi-row-insert.js'
 
 /**
  * Where an event sits in its store's feed. PostgreSQL: the id of the transaction that wrote
@@ -211,4 +212,14 @@ export async function deleteEventsThrough(
     where event_pruning.seq < excluded.seq
   `.execute(db)
   return Number(result.numAffectedRows ?? 0)
+}
+
+/** Appends events in the order given, several in one statement: an import's batch. */
+export async function insertEvents(db: Executor, events: readonly NewEvent[]): Promise<void> {
+  await insertRows(
+    db,
+    'events',
+    ['store_id', 'id', 'type', 'object', 'previous', 'created_at'],
+    events.map((e) => [e.storeId, e.id, e.type, e.object, e.previous, e.createdAt]),
+  )
 }

@@ -21,7 +21,7 @@ const ImportErrorSchema = Type.Object({
   field: Nullable(Type.String({ description: 'The column, as the file names it' })),
   error: Type.String({
     description:
-      'validation_failed, duplicate_sku, duplicate_options, duplicate_slug, invalid_transition or invalid_csv',
+      'validation_failed, duplicate_sku, duplicate_options, duplicate_slug or invalid_csv',
   }),
   message: Type.String(),
 })

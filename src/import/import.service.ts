@@ -3,6 +3,7 @@ import { rowToProduct, rowToVariant } from '../catalog/catalog.mappers.js'
 import {
   CreateProductBody,
   CreateVariantBody,
+  MAX_POSITION,
   TRIMMED_FIELDS,
   UpdateProductBody,
   type CreateProductInput,
@@ -11,13 +12,39 @@ import {
   type UpdateVariantInput,
   type Variant,
 } from '../catalog/catalog.schemas.js'
-import { listProductRows } from '../catalog/product.repository.js'
-import { createProductWork, updateProductWork } from '../catalog/product.service.js'
-import { normalizeImages, uniqueTags } from '../catalog/record-fields.js'
-import { findProductWithVariants, findVariantBySku } from '../catalog/variant.repository.js'
-import { addVariantWork, optionsKey, updateVariantWork } from '../catalog/variant.service.js'
+import {
+  checkImageUrls,
+  normalizeImages,
+  tagKeysJson,
+  uniqueTags,
+} from '../catalog/record-fields.js'
+import {
+  findProductsBySlugs,
+  insertProductsSetByHand,
+  listProductRows,
+  type ImportedProduct,
+} from '../catalog/product.repository.js'
+import { violatedUniqueConstraint } from '../db/driver-errors.js'
+import { newId, nowIso } from '../db/values.js'
+import { insertEvents, type NewEvent } from '../events/event.repository.js'
+import { createProductWork, newProductRow, updateProductWork } from '../catalog/product.service.js'
+import { statusesBarredFrom } from '../catalog/transitions.js'
+import {
+  findProductWithVariants,
+  findSkuHolders,
+  findVariantBySku,
+  findVariantsOfProducts,
+  insertVariantRows,
+  type VariantFields,
+} from '../catalog/variant.repository.js'
+import {
+  addVariantWork,
+  newVariantFields,
+  optionsKey,
+  updateVariantWork,
+} from '../catalog/variant.service.js'
 import type { Database } from '../db/database.js'
-import type { DB, Executor } from '../db/schema.js'
+import type { DB, Executor, NewVariantRow, ProductRow } from '../db/schema.js'
 import { AppError, type FieldProblem } from '../errors.js'
 import { createValidatorCompiler, toFieldProblems } from '../http/validation.js'
 import { readCsvRecords, type CsvRecord } from './csv-records.js'
@@ -132,6 +159,11 @@ export async function importCatalog(
 
   const flush = async () => {
     while (pending.length > 0) {
+      // Let the requests that arrived meanwhile be read first. Else the group commit, which
+      // runs whatever is queued when a batch ends, runs the import's next batch at once and
+      // the event loop sees no I/O until every pending product is written (on SQLite, API
+      // requests waited hundreds of milliseconds during an import).
+      await new Promise((resolve) => setImmediate(resolve))
       const outcomes = dry
         ? await checkBatch(database.kysely, storeId, pending, dry)
         : await database.write((tx) => writeBatch(tx, storeId, pending, bound))
@@ -247,10 +279,14 @@ const RELEASE = CompiledQuery.raw('release import_product')
 const ROLLBACK = CompiledQuery.raw('rollback to import_product')
 
 /**
- * One transaction of the import: products one after the other, each in a savepoint, until
- * the batch's bound is reached. Returns one outcome per product written; the caller goes on
- * with the rest. Run again from the start if PostgreSQL aborts the transaction (deadlock),
- * so it keeps nothing outside.
+ * One transaction of the import: the products in chunks (writeChunk), until the batch's
+ * bound is reached. Returns one outcome per product written; the caller goes on with the
+ * rest. Run again from the start if PostgreSQL aborts the transaction (deadlock), so it
+ * keeps nothing outside.
+ *
+ * A chunk is as many products as the time left should take, by the time the products so far
+ * took (8 for the first), so the bound is overrun by about one product, as when they were
+ * written one by one.
  */
 async function writeBatch(
   tx: Transaction<DB>,
@@ -260,26 +296,213 @@ async function writeBatch(
 ): Promise<Outcome[]> {
   const started = performance.now()
   const outcomes: Outcome[] = []
-  for (const product of products) {
-    if (outcomes.length >= bound.maxProducts) break
-    if (outcomes.length > 0 && performance.now() - started >= bound.maxMs) break
-    if (product.errors.length > 0) {
-      outcomes.push(failed(product.errors))
-      continue
-    }
+  const limit = Math.min(products.length, bound.maxProducts)
+  while (outcomes.length < limit) {
+    const spent = performance.now() - started
+    if (outcomes.length > 0 && spent >= bound.maxMs) break
+    const perProduct = outcomes.length > 0 ? spent / outcomes.length : undefined
+    const size =
+      perProduct === undefined
+        ? FIRST_CHUNK
+        : Math.max(1, Math.floor((bound.maxMs - spent) / Math.max(perProduct, 0.001)))
+    const chunk = products.slice(outcomes.length, Math.min(limit, outcomes.length + size))
+    outcomes.push(...(await writeChunk(tx, storeId, chunk)))
+  }
+  return outcomes
+}
+
+const FIRST_CHUNK = 8
+
+/**
+ * A chunk of products, read at once: the stored products of its handles (one query), their
+ * variants (one), the holders of its skus (one). Then, in file order:
+ * - a product already stored that the file does not change writes nothing;
+ * - a new product that shares neither its slug nor a sku with another product of the chunk
+ *   or of the store joins a run of such products, written together (insertNewProducts: a
+ *   few multi-row statements for the run, whatever its length), in a savepoint;
+ * - any other product (an update, a conflict to report) is imported alone, with reads of
+ *   its own, in a savepoint, as before.
+ * A run the database refuses (a slug or sku taken meanwhile by a request of the API) is
+ * rolled back and its products imported one by one, which finds and reports the refusal.
+ */
+async function writeChunk(
+  tx: Transaction<DB>,
+  storeId: string,
+  chunk: MappedProduct[],
+): Promise<Outcome[]> {
+  const readable = chunk.filter((product) => product.errors.length === 0)
+  const slugCount = countBy(readable.map((product) => product.slug))
+  const rows = await findProductsBySlugs(tx, storeId, [...slugCount.keys()])
+  const stored = new Map<string, StoredProduct>(
+    rows.map((product) => [product.slug, { product, variants: [] }]),
+  )
+  const storedById = new Map(rows.map((row) => [row.id, stored.get(row.slug)!]))
+  for (const variant of await findVariantsOfProducts(tx, storeId, [...storedById.keys()])) {
+    storedById.get(variant.product_id)!.variants.push(variant)
+  }
+  // How many products of the chunk name each sku (once per product), and who holds it.
+  const skuCount = countBy(readable.flatMap((product) => [...new Set(skusOf(product))]))
+  const holders = new Map(
+    (await findSkuHolders(tx, storeId, [...skuCount.keys()])).map((h) => [h.sku, h.product_id]),
+  )
+
+  const outcomes: Outcome[] = []
+  let run: { index: number; product: MappedProduct; plan: ProductPlan }[] = []
+  const writeRun = async () => {
+    if (run.length === 0) return
     await tx.executeQuery(SAVEPOINT)
     try {
-      const outcome = await importProduct(tx, storeId, product, undefined)
-      await tx.executeQuery(outcome.errors.length > 0 ? ROLLBACK : RELEASE)
-      if (outcome.errors.length > 0) await tx.executeQuery(RELEASE)
-      outcomes.push(outcome)
+      await insertNewProducts(tx, storeId, run)
+      await tx.executeQuery(RELEASE)
+      for (const { index, plan } of run) {
+        outcomes[index] = { ...unchanged(), created: true, variantsCreated: plan.variants.length }
+      }
     } catch (error) {
       await tx.executeQuery(ROLLBACK)
       await tx.executeQuery(RELEASE)
-      throw error
+      if (violatedUniqueConstraint(error) === undefined) throw error
+      for (const { index, product } of run) {
+        outcomes[index] = await importProductAlone(tx, storeId, product)
+      }
     }
+    run = []
   }
+
+  for (const [index, product] of chunk.entries()) {
+    if (product.errors.length > 0) {
+      outcomes[index] = failed(product.errors)
+      continue
+    }
+    const shared =
+      slugCount.get(product.slug)! > 1 ||
+      skusOf(product).some((sku) => skuCount.get(sku)! > 1 || holders.has(sku))
+    if (!shared) {
+      const existing = stored.get(product.slug)
+      const plan = await planProduct(tx, storeId, product, existing, undefined)
+      if (!('variants' in plan)) {
+        outcomes[index] = plan
+        continue
+      }
+      if (existing && writesNothing(plan)) {
+        outcomes[index] = unchanged()
+        continue
+      }
+      if (!existing && insertable(plan)) {
+        run.push({ index, product, plan })
+        continue
+      }
+    }
+    await writeRun()
+    outcomes[index] = await importProductAlone(tx, storeId, product)
+  }
+  await writeRun()
   return outcomes
+}
+
+/** One product imported with reads of its own, whole or not at all: a savepoint. */
+async function importProductAlone(
+  tx: Transaction<DB>,
+  storeId: string,
+  product: MappedProduct,
+): Promise<Outcome> {
+  await tx.executeQuery(SAVEPOINT)
+  try {
+    const outcome = await importProduct(tx, storeId, product, undefined)
+    await tx.executeQuery(outcome.errors.length > 0 ? ROLLBACK : RELEASE)
+    if (outcome.errors.length > 0) await tx.executeQuery(RELEASE)
+    return outcome
+  } catch (error) {
+    await tx.executeQuery(ROLLBACK)
+    await tx.executeQuery(RELEASE)
+    throw error
+  }
+}
+
+function countBy(keys: string[]): Map<string, number> {
+  const counts = new Map<string, number>()
+  for (const key of keys) counts.set(key, (counts.get(key) ?? 0) + 1)
+  return counts
+}
+
+function skusOf(product: MappedProduct): string[] {
+  return product.variants.flatMap((variant) => (variant.input.sku ? [variant.input.sku] : []))
+}
+
+function unchanged(): Outcome {
+  return { created: false, updated: false, variantsCreated: 0, variantsUpdated: 0, errors: [] }
+}
+
+/** Whether a plan of a stored product changes nothing: then nothing is written. */
+function writesNothing(plan: ProductPlan): boolean {
+  return (
+    Object.keys(plan.patch).length === 0 &&
+    plan.variants.every(({ target, patch }) => target && Object.keys(patch).length === 0)
+  )
+}
+
+/**
+ * Whether a new product can be written with others: what createProductWork and
+ * addVariantWork would refuse of it (an image URL, a position) leaves it to them.
+ */
+function insertable(plan: ProductPlan): boolean {
+  try {
+    checkImageUrls(plan.createInput?.images)
+  } catch {
+    return false
+  }
+  return (
+    plan.variants.length <= MAX_POSITION &&
+    plan.variants.every(({ variant }) => variant.input.position === undefined)
+  )
+}
+
+/**
+ * New products with their variants, as createProductWork then addVariantWork for each variant
+ * would leave them, written together: the rows as they stand after the last variant (version
+ * 1 plus one per variant, positions 1, 2, 3..., a variant without a price at the product's),
+ * and the events those units append, in their order, each row as it was at its change.
+ */
+async function insertNewProducts(
+  tx: Transaction<DB>,
+  storeId: string,
+  run: { product: MappedProduct; plan: ProductPlan }[],
+): Promise<void> {
+  const now = nowIso()
+  const products: ImportedProduct[] = []
+  const variants: (NewVariantRow & { position: number; price_e4: number })[] = []
+  const events: NewEvent[] = []
+  const event = (type: string, object: Record<string, unknown>): NewEvent => ({
+    storeId,
+    id: newId(),
+    type,
+    createdAt: now,
+    object: JSON.stringify(object),
+    previous: null,
+  })
+  for (const { product, plan } of run) {
+    const input = plan.createInput!
+    const tags = uniqueTags(input.tags ?? [])
+    // Its event's object is this row as JSON, as createProductWork's is.
+    const row = newProductRow(storeId, input, tags, now)
+    events.push(
+      event('product.created', { ...row, slug: product.slug, max_variant_position: 0, version: 1 }),
+    )
+    for (const [i, { variant }] of plan.variants.entries()) {
+      // As addVariantWork leaves it: the product's price by default, the next position.
+      const added = newVariantFields(storeId, row.id, variant.input, now)
+      const fields = { ...added, price_e4: added.price_e4 ?? row.price_e4, position: i + 1 }
+      variants.push(fields)
+      events.push(event('variant.created', { ...fields, version: 1 }))
+    }
+    const count = plan.variants.length
+    products.push({
+      row: { ...row, slug: product.slug, max_variant_position: count, version: 1 + count },
+      tagKeys: JSON.parse(tagKeysJson(tags)) as string[],
+    })
+  }
+  await insertProductsSetByHand(tx, storeId, products)
+  await insertVariantRows(tx, variants)
+  await insertEvents(tx, events)
 }
 
 /** A dry run's batch: the same checks, on reads only, with what the file holds kept here. */
@@ -336,18 +559,19 @@ function check(validator: Validator, body: Record<string, unknown>): FieldProble
 }
 
 /**
- * Imports (or, with `dry`, checks) one product: found by its slug, created or updated field
+ * Plans (and, with `dry`, checks) one product: found by its slug, created or updated field
  * by field, its variants matched by sku, then by options, created or updated. A refusal of
  * the database (a sku another product took meanwhile, say) becomes the row's error; the
  * caller rolls the product back. Anything else (the database gone) is thrown.
  */
-async function importProduct(
+async function planProduct(
   db: Executor,
   storeId: string,
   product: MappedProduct,
+  existing: StoredProduct | undefined,
   dry: DryRunState | undefined,
-): Promise<Outcome> {
-  const { handle, slug } = product
+): Promise<ProductPlan | Outcome> {
+  const { handle } = product
   const firstRow = product.rows[0]!
   const errors: ImportError[] = []
   const fieldError = (row: number, problems: FieldProblem[], columns: Record<string, string>) => {
@@ -362,14 +586,6 @@ async function importProduct(
       })
     }
   }
-  const [existingRow] = await listProductRows(db, {
-    storeId,
-    filters: { slug },
-    limit: 1,
-  })
-  const existing = existingRow
-    ? await findProductWithVariants(db, storeId, existingRow.id)
-    : undefined
 
   // The product's own fields, by the rules of a create or of a PATCH.
   let createInput: CreateProductInput | undefined
@@ -383,14 +599,8 @@ async function importProduct(
     const body = { ...product.fields } as Record<string, unknown>
     fieldError(firstRow, check(validators.updateProduct, body), product.columns)
     patch = productChanges(current, body as UpdateProductInput)
-    if (patch.status && !allowedTransition(current.status, patch.status)) {
-      errors.push({
-        row: firstRow,
-        handle,
-        field: product.columns.status ?? 'Status',
-        error: 'invalid_transition',
-        message: `cannot go from ${current.status} to ${patch.status}; set it to draft first`,
-      })
+    if (patch.status && statusesBarredFrom(patch.status).includes(current.status)) {
+      errors.push(statusRefused(firstRow, handle, product, current.status, patch.status))
     }
   }
 
@@ -399,11 +609,7 @@ async function importProduct(
   const matched = new Set<string>()
   const skusInProduct = new Map<string, number>()
   const optionsInProduct = new Map<string, number>()
-  const plans: {
-    variant: MappedVariant
-    target: Variant | undefined
-    patch: UpdateVariantInput
-  }[] = []
+  const plans: VariantPlan[] = []
   for (const variant of product.variants) {
     const problems = check(validators.createVariant, variant.input as Record<string, unknown>)
     if (problems.length > 0) {
@@ -468,7 +674,84 @@ async function importProduct(
     plans.push({ variant, target, patch: target ? variantChanges(target, variant) : {} })
   }
   if (errors.length > 0) return failed(uniqueErrors(errors))
+  return { current, createInput, patch, variants: plans }
+}
 
+/**
+ * Imports (or, with `dry`, checks) one product, reading what the store holds of it first:
+ * the way of a product that a batch cannot take with others (see writeChunk).
+ */
+async function importProduct(
+  db: Executor,
+  storeId: string,
+  product: MappedProduct,
+  dry: DryRunState | undefined,
+): Promise<Outcome> {
+  const [existingRow] = await listProductRows(db, {
+    storeId,
+    filters: { slug: product.slug },
+    limit: 1,
+  })
+  const existing = existingRow
+    ? await findProductWithVariants(db, storeId, existingRow.id)
+    : undefined
+  const plan = await planProduct(db, storeId, product, existing, dry)
+  if (!('variants' in plan)) return plan
+  return dry ? countPlan(product, plan, dry) : writePlan(db, storeId, product, plan)
+}
+
+/** A product as stored: its row and its variants in order. */
+interface StoredProduct {
+  product: ProductRow
+  variants: VariantFields[]
+}
+
+/** What a product's rows ask of the store: a create or a patch, and each variant's. */
+interface ProductPlan {
+  current: Product | undefined
+  createInput: CreateProductInput | undefined
+  patch: UpdateProductInput
+  variants: VariantPlan[]
+}
+
+interface VariantPlan {
+  variant: MappedVariant
+  target: Variant | undefined
+  patch: UpdateVariantInput
+}
+
+/** A dry run's outcome of a plan: what a real run would count; the file's skus kept. */
+function countPlan(product: MappedProduct, plan: ProductPlan, dry: DryRunState): Outcome {
+  const outcome: Outcome = {
+    created: !plan.current,
+    updated: Object.keys(plan.patch).length > 0,
+    variantsCreated: 0,
+    variantsUpdated: 0,
+    errors: [],
+  }
+  for (const { target, patch, variant } of plan.variants) {
+    if (!target) outcome.variantsCreated++
+    else if (Object.keys(patch).length > 0) outcome.variantsUpdated++
+    if (variant.input.sku) dry.skus.set(variant.input.sku, product.handle)
+  }
+  return outcome
+}
+
+/**
+ * The writes of a plan: the services' units of work, in the caller's transaction. A refusal
+ * of the database (a sku another product took meanwhile, say) becomes the row's error; the
+ * caller rolls the product back. Anything else (the database gone) is thrown.
+ */
+async function writePlan(
+  db: Executor,
+  storeId: string,
+  product: MappedProduct,
+  plan: ProductPlan,
+): Promise<Outcome> {
+  const { handle, slug } = product
+  const firstRow = product.rows[0]!
+  const { current, createInput, patch } = plan
+  const plans = plan.variants
   const outcome: Outcome = {
     created: !current,
     updated: false,
@@ -476,17 +759,7 @@ async function importProduct(
     variantsUpdated: 0,
     errors: [],
   }
-  if (dry) {
-    outcome.updated = Object.keys(patch).length > 0
-    for (const plan of plans) {
-      if (!plan.target) outcome.variantsCreated++
-      else if (Object.keys(plan.patch).length > 0) outcome.variantsUpdated++
-      if (plan.variant.input.sku) dry.skus.set(plan.variant.input.sku, handle)
-    }
-    return outcome
-  }
 
-  // The writes: the services' units of work, in this transaction.
   let productId: string
   try {
     if (!current) {
@@ -548,6 +821,10 @@ function conflict(
 function refusal(error: unknown, row: number, handle: string, field: string | null): ImportError {
   if (!(error instanceof AppError)) throw error
   const code = error.code
+  // The product was archived by someone else between the read and the write.
+  if (code === 'invalid_transition') {
+    return { row, handle, field: 'Status', error: 'validation_failed', message: error.message }
+  }
   const fieldOf: Partial<Record<string, string>> = {
     duplicate_sku: 'Variant SKU',
     duplicate_options: 'Option1 Value',
@@ -557,7 +834,6 @@ function refusal(error: unknown, row: number, handle: string, field: string | nu
     code === 'duplicate_sku' ||
     code === 'duplicate_options' ||
     code === 'duplicate_slug' ||
-    code === 'invalid_transition' ||
     code === 'validation_failed'
   ) {
     const detail = error.details?.[0]
@@ -572,9 +848,25 @@ function refusal(error: unknown, row: number, handle: string, field: string | nu
   throw error
 }
 
-/** The contract's transitions: archived goes back to draft only. */
-function allowedTransition(from: string, to: string): boolean {
-  return from === to || !(from === 'archived' && to === 'active')
+/**
+ * A status the product may not go to from its stored one (archived to active), as the row's
+ * error: the API answers it 409 invalid_transition, which is not an import code; for a file
+ * it is a bad value of the Status column.
+ */
+function statusRefused(
+  row: number,
+  handle: string,
+  product: MappedProduct,
+  from: string,
+  to: string,
+): ImportError {
+  return {
+    row,
+    handle,
+    field: product.columns.status ?? 'Status',
+    error: 'validation_failed',
+    message: `cannot set ${to} on a product that is ${from}: an ${from} product goes back to draft first (import it once with Status draft, then ${to})`,
+  }
 }
 
 /** The columns the fields of a variant's row came from, for its errors. */

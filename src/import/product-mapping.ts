@@ -6,12 +6,7 @@ import { columnName, type Column, type Header } from './shopify-columns.js'
 
 /** The codes an import reports a row with: the contract's, and invalid_csv. */
 export type ImportErrorCode =
-  | 'validation_failed'
-  | 'duplicate_sku'
-  | 'duplicate_options'
-  | 'duplicate_slug'
-  | 'invalid_transition'
-  | 'invalid_csv'
+  'validation_failed' | 'duplicate_sku' | 'duplicate_options' | 'duplicate_slug' | 'invalid_csv'
 
 export interface ImportError {
   /** The record's number as a spreadsheet shows it: the header is row 1. */

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict'
 import { it, type TestContext } from 'node:test'
+import { sql } from 'kysely'
+import pg from 'pg'
 import { Registry } from 'prom-client'
 import { buildApp } from '../src/app.js'
 import { createApiKey } from '../src/auth/api-key.service.js'
@@ -202,6 +204,52 @@ describeEachDialect('webhook dispatcher', (dialect) => {
     assert.match(metrics, /webhook_delivery_attempts_in_flight 0/)
     assert.match(metrics, /webhook_oldest_pending_delivery_age_seconds 0/)
   })
+
+  it("a write wakes its own process's dispatcher at once, not at the next poll", async (t) => {
+    const s = await setup(t, dialect)
+    await s.endpoint('/now')
+    s.dispatch({ pollIntervalMs: 60_000 })
+    // Let the dispatcher's first pass, made as it starts, find nothing.
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    for (let i = 0; i < 3; i++) {
+      const sent = Date.now()
+      await s.api.createProduct({ name: `P${i}` })
+      await s.receiver.waitFor(i + 1, 1000)
+      assert.ok(Date.now() - sent < 1000)
+    }
+  })
+
+  it(
+    'a write that queues deliveries sends no NOTIFY (it would serialize the commits)',
+    {
+      skip: dialect !== 'postgres',
+    },
+    async (t) => {
+      const s = await setup(t, dialect)
+      await s.endpoint('/quiet')
+      const listener = new pg.Client({ connectionString: POSTGRES_URL })
+      await listener.connect()
+      t.after(() => listener.end())
+      // Other test files run at once on this database: only this schema's NOTIFYs count.
+      const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(
+        s.api.database.kysely,
+      )
+      const heard: string[] = []
+      listener.on('notification', (message) => {
+        if (message.payload === rows[0]!.schema) heard.push(message.channel)
+      })
+      await listener.query('listen catalog_webhook_deliveries')
+      const product = await s.api.createProduct({ name: 'Quiet' })
+      await s.api.patch(`/products/${product.id}`, { name: 'Still quiet' })
+      const [delivery] = await deliveriesOf(
+        s.api.database,
+        (await s.api.get('/webhook-endpoints')).json().data[0].id,
+      )
+      assert.ok(delivery, 'the write queued a delivery')
+      await new Promise((resolve) => setTimeout(resolve, 300))
+      assert.deepEqual(heard, [])
+    },
+  )
 
   it('a dead endpoint does not delay a live one by more than 1 s', async (t) => {
     const s = await setup(t, dialect, (path) => (path === '/dead' ? 'hang' : 200), {

@@ -54,6 +54,12 @@ export interface Database {
   close(): Promise<void>
   /** SQLite: tells `listener` the size of each group-commit batch as it starts. Returns its removal. */
   onWriteBatch?(listener: (size: number) => void): () => void
+  /**
+   * PostgreSQL: calls `listener` after each write of this process (write or writeAtomic) that
+   * committed, so that the webhook dispatcher looks for the deliveries it may have queued
+   * without a NOTIFY in the write's transaction (docs/decisions.md). Returns its removal.
+   */
+  onWriteCommitted?(listener: () => void): () => void
   /** PostgreSQL: the connection pool's figures at this moment. */
   poolFigures?(): PoolFigures
   /**
@@ -290,11 +296,17 @@ function openPostgres(url: string, options: DatabaseOptions): Database {
     dialect: new CurrentSchemaPostgresDialect({ pool: withPreparedStatements(pool) }),
   })
   const keyChanges = listenForKeyChanges(url)
+  const commitListeners = new Set<() => void>()
+  const committed = <T>(result: T): T => {
+    commitListeners.forEach((listener) => listener())
+    return result
+  }
   return {
     dialect: 'postgres',
     kysely,
-    write: (work) => withRetryOnConflictAbort(() => kysely.transaction().execute(work)),
-    writeAtomic: (work) => withRetryOnConflictAbort(() => work(kysely)),
+    write: (work) =>
+      withRetryOnConflictAbort(() => kysely.transaction().execute(work)).then(committed),
+    writeAtomic: (work) => withRetryOnConflictAbort(() => work(kysely)).then(committed),
     keysVersion: () => keyChanges.version(),
     keysChanged: async () => {
       keyChanges.changedHere()
@@ -320,6 +332,10 @@ function openPostgres(url: string, options: DatabaseOptions): Database {
       await kysely.destroy()
     },
     listen: (channel, listener) => listenTo(url, channel, listener),
+    onWriteCommitted: (listener) => {
+      commitListeners.add(listener)
+      return () => commitListeners.delete(listener)
+    },
     poolFigures: () => ({
       total: pool.totalCount,
       idle: pool.idleCount,

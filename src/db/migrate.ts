@@ -16,6 +16,7 @@ import * as postgresWebhookDeliveries from './migrations/postgres/2026-11-25T03-
 import * as sqliteWebhookDeliveries from './migrations/sqlite/2026-11-25T03-webhook-deliveries.js'
 import * as postgresDeliveriesByEndpoint from './migrations/postgres/2026-11-26T00-webhook-deliveries-by-endpoint.js'
 import * as sqliteDeliveriesByEndpoint from './migrations/sqlite/2026-11-26T00-webhook-deliveries-by-endpoint.js'
+import * as postgresDeliveriesWithoutNotify from './migrations/postgres/2026-11-26T01-deliveries-without-notify.js'
 
 /** Each dialect's migrations, by name; names sort in the order they are applied. */
 const MIGRATIONS: Record<Dialect, Record<string, Migration>> = {
@@ -38,6 +39,8 @@ const MIGRATIONS: Record<Dialect, Record<string, Migration>> = {
     '2026-11-25T02-imports': postgresImports,
     '2026-11-25T03-webhook-deliveries': postgresWebhookDeliveries,
     '2026-11-26T00-webhook-deliveries-by-endpoint': postgresDeliveriesByEndpoint,
+    // PostgreSQL only: SQLite's trigger never notified anyone.
+    '2026-11-26T01-deliveries-without-notify': postgresDeliveriesWithoutNotify,
   },
 }
 

@@ -101,10 +101,12 @@ const MAX_WAIT_MS = LEASE_MARGIN_MS - 1000
  * several instances on one PostgreSQL each attempt runs on one, and an attempt cut short by
  * a crash is due again when its lease ends. It claims up to CLAIM_AHEAD times an endpoint's
  * bound in flight, so that the next attempts wait in memory for a slot rather than for a
- * pass and its write; one waiting longer than MAX_WAIT_MS is given back. Each outcome is recorded: 2xx succeeded, anything
- * else a retry at the schedule's next time, or failed after the last. Woken by NOTIFY on
- * PostgreSQL, by the group commit's batches and by deliveriesDue() on SQLite, and every
- * pollIntervalMs for retries and anything missed.
+ * pass and its write; one waiting longer than MAX_WAIT_MS is given back. Each outcome is
+ * recorded: 2xx succeeded, anything else a retry at the schedule's next time, or failed after
+ * the last. Woken by this process's writes (each committed write on PostgreSQL, each group
+ * commit's batch on SQLite), by deliveriesDue() and, on PostgreSQL, by a manual retry's
+ * NOTIFY from another instance; and every pollIntervalMs for retries and for deliveries that
+ * another process queued.
  */
 export function startDispatcher(options: DispatcherOptions): Dispatcher {
   const { database, sender, schedule } = options
@@ -337,6 +339,7 @@ export function startDispatcher(options: DispatcherOptions): Dispatcher {
   stopListening.push(onDeliveriesDue(database, wake))
   if (database.listen) stopListening.push(database.listen(DELIVERIES_CHANNEL, wake))
   if (database.onWriteBatch) stopListening.push(database.onWriteBatch(wake))
+  if (database.onWriteCommitted) stopListening.push(database.onWriteCommitted(wake))
   const poll = setInterval(() => void pump(), options.pollIntervalMs ?? 1000)
   poll.unref()
   metrics.bind(database)

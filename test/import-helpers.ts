@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url'
 import { createReadStream } from 'node:fs'
-import { listProductsOldestFirst } from '../src/catalog/catalog-export.repository.js'
+import { listProductsOldestFirst } from '../src/catalog/product.repository.js'
 import { getProduct } from '../src/catalog/product.service.js'
 import type { Database } from '../src/db/database.js'
 import { toIso } from '../src/db/values.js'

@@ -848,3 +848,22 @@ export async function insertProductsSetByHand(
     ),
   )
 }
+
+/**
+ * A page of a store's products, oldest first, by (created_at, id): an export reads the
+ * whole store this way, and an import of the file creates them in the same order again.
+ */
+export function listProductsOldestFirst(
+  db: Executor,
+  storeId: string,
+  after: { createdAt: string; id: string } | undefined,
+  limit: number,
+): Promise<ProductRow[]> {
+  let query = db.selectFrom('products').selectAll().where('store_id', '=', storeId)
+  if (after) {
+    query = query.where((eb) =>
+      eb(eb.refTuple('created_at', 'id'), '>', eb.tuple(after.createdAt, after.id)),
+    )
+  }
+  return query.orderBy('created_at').orderBy('id').limit(limit).execute()
+}

@@ -1,8 +1,6 @@
 import { stringify } from 'csv-stringify/sync'
-import {
-  listProductsOldestFirst,
-  listVariantsOfProducts,
-} from '../catalog/catalog-export.repository.js'
+import { listProductsOldestFirst } from '../catalog/product.repository.js'
+import { findVariantsOfProducts } from '../catalog/variant.repository.js'
 import { rowToProduct, rowToVariant } from '../catalog/catalog.mappers.js'
 import type { Product, Variant } from '../catalog/catalog.schemas.js'
 import type { Executor } from '../db/schema.js'
@@ -51,7 +49,7 @@ async function* pages(
   for (;;) {
     const rows = await listProductsOldestFirst(db, storeId, after, PAGE_SIZE)
     if (rows.length === 0) return
-    const variants = await listVariantsOfProducts(
+    const variants = await findVariantsOfProducts(
       db,
       storeId,
       rows.map((row) => row.id),

@@ -4698,7 +4698,7 @@ export interface operations {
                 handle: string
                 /** @description The column, as the file names it */
                 field: string | null
-                /** @description validation_failed, duplicate_sku, duplicate_options, duplicate_slug, invalid_transition or invalid_csv */
+                /** @description validation_failed, duplicate_sku, duplicate_options, duplicate_slug or invalid_csv */
                 error: string
                 message: string
               }[]
@@ -4923,7 +4923,7 @@ export interface operations {
                 handle: string
                 /** @description The column, as the file names it */
                 field: string | null
-                /** @description validation_failed, duplicate_sku, duplicate_options, duplicate_slug, invalid_transition or invalid_csv */
+                /** @description validation_failed, duplicate_sku, duplicate_options, duplicate_slug or invalid_csv */
                 error: string
                 message: string
               }[]

@@ -21,7 +21,8 @@
  *
  * BENCH_POSTGRES_URL adds PostgreSQL. BENCH_IMPORT_SHORT=1 (`npm run bench:import --
  * --short`): 2,500 products, 1 round, 2 s windows, under a minute, for CI. Results in
- * bench/results/import-<time>.json and on stdout.
+ * bench/results/import-<time>.json and on stdout. Exits 1 when an import or an API request
+ * failed; the goals are reported, not enforced, as in `npm run bench`.
  */
 import { once } from 'node:events'
 import {
@@ -68,6 +69,8 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url))
 const CLI = join(ROOT, 'dist/cli/main.js')
 const VARIANTS_PER_PRODUCT = 4
 const BARE_BATCH = 500
+
+const FAILED_REQUESTS = 'API requests failed during the import'
 
 const short = process.argv.includes('--short') || process.env.BENCH_IMPORT_SHORT === '1'
 const config = loadBenchConfig()
@@ -561,7 +564,7 @@ async function main() {
         )
         entry.goals.push(
           goal(
-            'API requests failed during the import',
+            FAILED_REQUESTS,
             '<=',
             0,
             during.non2xx + during.errors + without.non2xx + without.errors,
@@ -586,8 +589,13 @@ async function main() {
     writeFileSync(out, `${JSON.stringify(report, null, 2)}\n`)
     console.log(summaryLines(figures).join('\n'))
     console.log(`results: ${out}`)
-    const unmet = figures.flatMap((f) => f.goals.filter((g) => g.met === false))
-    if (unmet.length > 0) process.exitCode = 1
+    // As npm run bench: a failed request (or an import that failed, thrown above) fails the
+    // run; the ratio goals are reported, since this machine's load decides them from run to
+    // run and the short mode cannot meet them.
+    const failed = figures.flatMap((f) =>
+      f.goals.filter((g) => g.figure === FAILED_REQUESTS && g.met === false),
+    )
+    if (failed.length > 0) process.exitCode = 1
   } finally {
     await cleanup.runAll()
   }

@@ -181,10 +181,12 @@ export async function runWebhooks(
 
     const checks: DeliveryCheck[] = []
     for (const { arm, server } of arms) {
+      await drain(server, () => figuresOf(arm))
+      const created = await countStored(server.databaseUrl, { table: 'products', what: 'rows' })
       const received = await figuresOf(arm)
       checks.push({
         arm,
-        created: await countStored(server.databaseUrl, { table: 'products', what: 'rows' }),
+        created,
         delivered: received.delivered,
         duplicates: received.duplicates,
         malformed: received.malformed,
@@ -257,14 +259,20 @@ async function subscribe(server: RunningServer, url: string): Promise<void> {
  * Waits until the live receiver has as many distinct events from `server` as its database
  * has products (each create's one product.created event), DRAIN_TIMEOUT_MS at most; returns
  * how long it waited, in ms. A backlog that did not drain shows in the run's delivery checks.
+ * The count of products must also have stayed the same since the look before: creates that
+ * autocannon left in flight at the window's end still commit after it returns.
  */
 async function drain(server: RunningServer, received: () => Promise<PathFigures>): Promise<number> {
   const startedAt = performance.now()
   const waited = () => Math.round(performance.now() - startedAt)
+  let before = -1
   for (;;) {
     const created = await countStored(server.databaseUrl, { table: 'products', what: 'rows' })
     const { delivered } = await received()
-    if (delivered >= created || waited() > DRAIN_TIMEOUT_MS) return waited()
+    if ((delivered >= created && created === before) || waited() > DRAIN_TIMEOUT_MS) {
+      return waited()
+    }
+    before = created
     await new Promise((resolve) => setTimeout(resolve, 100))
   }
 }

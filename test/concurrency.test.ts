@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict'
+import { sql } from 'kysely'
 import { it, type TestContext } from 'node:test'
 import type { Dialect } from '../src/db/database.js'
 import { API, buildTestApi, describeEachDialect, expectError, type TestApi } from './helpers.js'
@@ -128,6 +129,67 @@ describeEachDialect('concurrent requests', (dialect) => {
     const stored = await allProducts(server.api)
     assert.deepEqual(stored.map((p) => p.slug).sort(), [...slugs].sort())
   })
+
+  it(
+    'queues a name with a number behind its base without a deadlock: slug counters are locked parent first',
+    { skip: dialect !== 'postgres' },
+    async (t) => {
+      const server = await startServer(t, dialect)
+      const { database } = server.api
+      for (const expected of ['t-shirt', 't-shirt-2']) {
+        const res = await server.post('/products', { name: 'T-Shirt' })
+        assert.equal(res.json().data.slug, expected)
+      }
+      // Another write holds the counter of t-shirt. "T-Shirt" queues on it first, then
+      // "T-Shirt 3": locking t-shirt-3 before t-shirt, the latter would hold what the former
+      // counts (t-shirt-3) while waiting for what the former holds (t-shirt).
+      let release!: () => void
+      const released = new Promise<void>((resolve) => (release = resolve))
+      t.after(() => release())
+      let holder!: number
+      const held = new Promise<void>((resolve, reject) => {
+        database.kysely
+          .transaction()
+          .execute(async (tx) => {
+            const { rows } = await sql<{ pid: number }>`
+              select pg_backend_pid() as pid from slug_counters
+              where slug = 't-shirt' for update`.execute(tx)
+            holder = rows[0]!.pid
+            resolve()
+            await released
+          })
+          .catch(reject)
+      })
+      await held
+      const waiting = async (count: number) => {
+        for (;;) {
+          const { rows } = await sql<{ waiting: number }>`
+            with recursive blocked(pid) as (
+              select pid from pg_stat_activity where ${holder}::int = any(pg_blocking_pids(pid))
+              union
+              select a.pid from pg_stat_activity a join blocked b on b.pid = any(pg_blocking_pids(a.pid))
+            )
+            select count(*)::int as waiting from blocked`.execute(database.kysely)
+          if (rows[0]!.waiting >= count) return
+          await new Promise((resolve) => setTimeout(resolve, 10))
+        }
+      }
+      const base = server.post('/products', { name: 'T-Shirt' })
+      await waiting(1)
+      const numbered = server.post('/products', { name: 'T-Shirt 3' })
+      await waiting(2)
+      release()
+      const [baseAnswer, numberedAnswer] = await Promise.all([base, numbered])
+      assert.equal(baseAnswer.statusCode, 200, baseAnswer.body)
+      assert.equal(numberedAnswer.statusCode, 200, numberedAnswer.body)
+      assert.equal(baseAnswer.json().data.slug, 't-shirt-3')
+      assert.equal(numberedAnswer.json().data.slug, 't-shirt-3-2')
+      assert.deepEqual(database.writeRetries!(), {
+        serialization_failure: 0,
+        deadlock_detected: 0,
+      })
+    },
+  )
 
   it('lets exactly one of 30 concurrent variants with the same sku on one product succeed; the rest are 409 duplicate_sku', async (t) => {
     const server = await startServer(t, dialect)

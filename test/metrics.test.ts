@@ -276,6 +276,38 @@ describeEachDialect('metrics', (dialect) => {
       )
       assert.equal(valueOf(drained, 'catalog_db_pool_waiting_queries'), 0)
     })
+
+    it('PostgreSQL write retries, by reason: two writes that deadlock count one retry', async (t) => {
+      const api = await buildTestApi(t, dialect)
+      const before = await scrape(api.app)
+      assert.equal(before.types.get('catalog_db_write_retries_total'), 'counter')
+      for (const reason of ['deadlock_detected', 'serialization_failure'])
+        assert.equal(valueOf(before, 'catalog_db_write_retries_total', { reason }), 0)
+      const [a, b] = [
+        await api.createProduct({ name: 'A' }),
+        await api.createProduct({ name: 'B' }),
+      ]
+      // Each write locks one product, waits until the other holds its own, then locks the
+      // other's: PostgreSQL aborts one, which is run again once the other commits.
+      let arrived = 0
+      let bothHold!: () => void
+      const barrier = new Promise<void>((resolve) => (bothHold = resolve))
+      const lockBoth = (first: string, second: string) =>
+        api.database.write(async (tx) => {
+          const lock = (id: string) =>
+            tx.selectFrom('products').select('id').where('id', '=', id).forUpdate().execute()
+          await lock(first)
+          if (++arrived === 2) bothHold()
+          await barrier
+          await lock(second)
+        })
+      await Promise.all([lockBoth(a.id, b.id), lockBoth(b.id, a.id)])
+      const after = await scrape(api.app)
+      assert.equal(
+        valueOf(after, 'catalog_db_write_retries_total', { reason: 'deadlock_detected' }),
+        1,
+      )
+    })
   }
 })
 

@@ -342,29 +342,39 @@ function productInsertStatement(
   const [storeId, id] = values
   const createdAt = values[14]
   const [tagKeys, base] = values.slice(ROW_VALUE_COUNT) as [string, string]
-  const counted = db
-    .with('claim', (db) => claimSlug(db, storeId, base))
-    .with('counted', (db) =>
-      db
-        .insertInto('slug_counters')
-        .columns(['store_id', 'slug', 'claims', 'last_suffix'])
-        .expression((eb) =>
-          eb
-            .selectFrom('claim')
-            .select([
-              eb.val(storeId).as('store_id'),
-              sql<string>`${base} || '-' || claim.last_suffix`.as('slug'),
-              eb.lit(1).as('claims'),
-              eb.lit(1).as('last_suffix'),
-            ])
-            .where('claim.claims', '>', 1),
-        )
-        .onConflict((oc) =>
-          oc.columns(['store_id', 'slug']).doUpdateSet((eb) => ({
-            claims: eb('slug_counters.claims', '+', 1),
-          })),
-        ),
-    )
+  // A reserving name ("T-Shirt 3") locks its base's counter (t-shirt) before its own
+  // (t-shirt-3), as a claim of the base locks t-shirt before counting t-shirt-3: every
+  // statement locks counters parent first, so concurrent creates queue instead of
+  // deadlocking. The claim reads the count of `reserved` to run after it.
+  const claiming = (db: QueryCreator<DB>) =>
+    db.with('claim', (db) => claimSlug(db, storeId, base, reserved && 'reserved'))
+  const counted = claiming(
+    reserved
+      ? (db.with('reserved', (db) =>
+          reserveSlugSuffix(db, storeId, reserved.base, reserved.n).returning('slug'),
+        ) as unknown as QueryCreator<DB>)
+      : db,
+  ).with('counted', (db) =>
+    db
+      .insertInto('slug_counters')
+      .columns(['store_id', 'slug', 'claims', 'last_suffix'])
+      .expression((eb) =>
+        eb
+          .selectFrom('claim')
+          .select([
+            eb.val(storeId).as('store_id'),
+            sql<string>`${base} || '-' || claim.last_suffix`.as('slug'),
+            eb.lit(1).as('claims'),
+            eb.lit(1).as('last_suffix'),
+          ])
+          .where('claim.claims', '>', 1),
+      )
+      .onConflict((oc) =>
+        oc.columns(['store_id', 'slug']).doUpdateSet((eb) => ({
+          claims: eb('slug_counters.claims', '+', 1),
+        })),
+      ),
+  )
   // An unreferenced data-modifying CTE still runs, exactly once. The tags' foreign key is
   // checked at the end of the statement, when the product row below exists.
   const withTags = tagged
@@ -372,12 +382,7 @@ function productInsertStatement(
         tagInsert(qc as unknown as QueryCreator<DB>, true, storeId, id, createdAt, tagKeys),
       ) as unknown as typeof counted)
     : counted
-  const query = reserved
-    ? (withTags.with('reserved', (db) =>
-        reserveSlugSuffix(db as unknown as QueryCreator<DB>, storeId, reserved.base, reserved.n),
-      ) as unknown as typeof counted)
-    : withTags
-  return query
+  return withTags
     .with('inserted', (db) =>
       db
         .insertInto('products')
@@ -539,9 +544,10 @@ export async function claimSlugSetByHand(
   storeId: string,
   slug: string,
 ): Promise<void> {
-  await countSlugOnce(db, storeId, slug)
+  // The base's counter first, as every write locks them (productInsertStatement).
   const reserved = splitSuffix(slug)
   if (reserved) await reserveSlugSuffixOnce(db, storeId, reserved.base, reserved.n)
+  await countSlugOnce(db, storeId, slug)
 }
 
 /** Deletes a product; its variants and tags go with it (foreign keys, on delete cascade). */
@@ -588,10 +594,26 @@ const touchProduct = precompiled((db: Executor, storeId: string, id: string, upd
 )
 
 /** Claims `slug` for one more product; its first claim returns claims = 1. */
-function claimSlug(db: QueryCreator<DB>, storeId: string, slug: string) {
-  return db
-    .insertInto('slug_counters')
-    .values({ store_id: storeId, slug, claims: 1, last_suffix: 1 })
+function claimSlug(db: QueryCreator<DB>, storeId: string, slug: string, after?: 'reserved') {
+  const claim = { store_id: storeId, slug, claims: 1, last_suffix: 1 }
+  const insert = db.insertInto('slug_counters')
+  // Reading every row of `after` first makes its writes (and their row locks) come before
+  // this one's; PostgreSQL runs the CTEs of a statement in no promised order otherwise.
+  const inserted = after
+    ? insert
+        .columns(['store_id', 'slug', 'claims', 'last_suffix'])
+        .expression((eb) =>
+          eb
+            .selectFrom(sql`(select count(*) from ${sql.table(after)})`.as('after'))
+            .select([
+              eb.val(claim.store_id).as('store_id'),
+              eb.val(claim.slug).as('slug'),
+              eb.lit(1).as('claims'),
+              eb.lit(1).as('last_suffix'),
+            ]),
+        )
+    : insert.values(claim)
+  return inserted
     .onConflict((oc) =>
       oc.columns(['store_id', 'slug']).doUpdateSet((eb) => ({
         claims: eb('slug_counters.claims', '+', 1),
@@ -811,14 +833,8 @@ export async function insertProductsSetByHand(
   products: readonly ImportedProduct[],
 ): Promise<void> {
   if (products.length === 0) return
-  await insertRows(
-    db,
-    'slug_counters',
-    SLUG_COUNTER_COLUMNS,
-    products.map(({ row }) => [storeId, row.slug, 1, 1]),
-    'on conflict (store_id, slug) do update set claims = slug_counters.claims + 1',
-  )
-  // Several slugs may reserve under one base (tee-2, tee-3): the highest suffix is kept.
+  // Bases' counters first, as every write locks them (productInsertStatement). Several
+  // slugs may reserve under one base (tee-2, tee-3): the highest suffix is kept.
   const reserved = new Map<string, number>()
   for (const { row } of products) {
     const suffixed = splitSuffix(row.slug)
@@ -832,6 +848,13 @@ export async function insertProductsSetByHand(
     [...reserved].map(([slug, n]) => [storeId, slug, 0, n]),
     'on conflict (store_id, slug) do update set last_suffix = excluded.last_suffix ' +
       'where slug_counters.last_suffix < excluded.last_suffix',
+  )
+  await insertRows(
+    db,
+    'slug_counters',
+    SLUG_COUNTER_COLUMNS,
+    products.map(({ row }) => [storeId, row.slug, 1, 1]),
+    'on conflict (store_id, slug) do update set claims = slug_counters.claims + 1',
   )
   await insertRows(
     db,

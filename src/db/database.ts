@@ -63,6 +63,11 @@ export interface Database {
   /** PostgreSQL: the connection pool's figures at this moment. */
   poolFigures?(): PoolFigures
   /**
+   * PostgreSQL: how many units of work were run again since the database was opened, by
+   * the reason PostgreSQL aborted them (a deadlock, a serialization failure).
+   */
+  writeRetries?(): Readonly<Record<ConflictAbort, number>>
+  /**
    * PostgreSQL: calls `listener` on each NOTIFY of `channel` whose payload is this database's
    * schema, from a connection of its own (opened now, reopened a second after it drops), and
    * each time that connection starts listening, since NOTIFYs sent meanwhile were missed.
@@ -301,12 +306,18 @@ function openPostgres(url: string, options: DatabaseOptions): Database {
     commitListeners.forEach((listener) => listener())
     return result
   }
+  const retries: Record<ConflictAbort, number> = {
+    serialization_failure: 0,
+    deadlock_detected: 0,
+  }
+  const retried = (reason: ConflictAbort) => retries[reason]++
   return {
     dialect: 'postgres',
     kysely,
     write: (work) =>
-      withRetryOnConflictAbort(() => kysely.transaction().execute(work)).then(committed),
-    writeAtomic: (work) => withRetryOnConflictAbort(() => work(kysely)).then(committed),
+      withRetryOnConflictAbort(() => kysely.transaction().execute(work), retried).then(committed),
+    writeAtomic: (work) => withRetryOnConflictAbort(() => work(kysely), retried).then(committed),
+    writeRetries: () => retries,
     keysVersion: () => keyChanges.version(),
     keysChanged: async () => {
       keyChanges.changedHere()
@@ -468,17 +479,31 @@ function listenTo(url: string, channel: string, listener: () => void): () => Pro
   }
 }
 
-const RETRYABLE_PG_CODES = new Set(['40001', '40P01']) // serialization_failure, deadlock_detected
+/** Why PostgreSQL aborted a transaction that lost a race. */
+export type ConflictAbort = 'serialization_failure' | 'deadlock_detected'
 
-/** PostgreSQL may abort a transaction that lost a race; the whole unit of work is run again. */
-async function withRetryOnConflictAbort<T>(run: () => Promise<T>, attempts = 3): Promise<T> {
+const CONFLICT_ABORTS: Record<string, ConflictAbort> = {
+  '40001': 'serialization_failure',
+  '40P01': 'deadlock_detected',
+}
+
+/**
+ * PostgreSQL may abort a transaction that lost a race; the whole unit of work is run again,
+ * and `retried` told why.
+ */
+async function withRetryOnConflictAbort<T>(
+  run: () => Promise<T>,
+  retried: (reason: ConflictAbort) => void,
+  attempts = 3,
+): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await run()
     } catch (error) {
       const code = (error as { code?: unknown }).code
-      if (attempt >= attempts || typeof code !== 'string' || !RETRYABLE_PG_CODES.has(code))
-        throw error
+      const reason = typeof code === 'string' ? CONFLICT_ABORTS[code] : undefined
+      if (attempt >= attempts || reason === undefined) throw error
+      retried(reason)
     }
   }
 }

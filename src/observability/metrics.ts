@@ -110,6 +110,19 @@ function registerDatabaseMetrics(registry: Registry, database: Database): () => 
     )
     gauge('catalog_db_pool_max_connections', 'Size of the PostgreSQL pool.', (f) => f.max)
   }
+  const { writeRetries } = database
+  if (writeRetries) {
+    new Counter({
+      name: 'catalog_db_write_retries_total',
+      help: 'Writes run again because PostgreSQL aborted them, by reason (deadlock_detected, serialization_failure).',
+      labelNames: ['reason'],
+      registers: [registry],
+      collect() {
+        this.reset()
+        for (const [reason, count] of Object.entries(writeRetries())) this.inc({ reason }, count)
+      },
+    })
+  }
   if (onWriteBatch) {
     const batches = new Histogram({
       name: 'catalog_db_write_batch_size',

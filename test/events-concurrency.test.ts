@@ -62,7 +62,8 @@ async function underLoad(t: TestContext, readers: Record<string, (service: Servi
   const { rows } = await sql<{ id: string }>`
     select id from events where store_id = 'shop'`.execute(database.kysely)
   const stored = new Set(rows.map((row) => row.id))
-  assert.equal(stored.size, writes, 'one event per write')
+  assert.equal(rows.length, writes, 'one event per write')
+  assert.equal(stored.size, rows.length, 'each event stored once')
   // After the load, each reader reads on until it has caught up (or 10 s have passed).
   for (const reader of Object.values(running)) {
     const deadline = Date.now() + 10_000
@@ -72,11 +73,13 @@ async function underLoad(t: TestContext, readers: Record<string, (service: Servi
       if (reader.seen.length === before) await new Promise((resolve) => setTimeout(resolve, 20))
     }
   }
-  return { stored, running }
+  return { stored, running, database }
 }
 
 interface Reader {
   seen: string[]
+  /** For each id seen, the cursor of each page that held it. */
+  pages: Map<string, string[]>
   read(): Promise<void>
   follow(going: () => boolean): Promise<void>
 }
@@ -84,11 +87,14 @@ interface Reader {
 function reader(read: (after: string) => Promise<{ ids: string[]; next: string }>, start: string) {
   let cursor = start
   const seen: string[] = []
+  const pages = new Map<string, string[]>()
   const self: Reader = {
     seen,
+    pages,
     async read() {
       const page = await read(cursor)
       seen.push(...page.ids)
+      for (const id of page.ids) pages.set(id, [...(pages.get(id) ?? []), cursor])
       cursor = page.next
     },
     async follow(going) {
@@ -145,6 +151,17 @@ describe('the event feed under concurrent writes [postgres]', { skip: !POSTGRES_
         `service feed: ${feed.missing} missing, ${feed.repeated} repeated`,
     )
     assert.ok(naive.missing > 0, 'the naive feed skipped no event: the load did not show the race')
+    if (feed.repeated > 0) {
+      // What the database holds of each event seen twice, and after which cursors it came.
+      const { database } = result
+      for (const [id, cursors] of result.running.feed!.pages) {
+        if (cursors.length < 2) continue
+        const { rows } = await sql`
+          select xid::text as xid, seq, type from events where id = ${id}`.execute(database.kysely)
+        const after = cursors.map((c) => Buffer.from(c, 'base64url').toString())
+        t.diagnostic(`${id} seen after ${after.join(' and ')}; stored ${JSON.stringify(rows)}`)
+      }
+    }
     assert.deepEqual(feed, { missing: 0, repeated: 0, unknown: 0 })
   })
 })

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
-import { it } from 'node:test'
+import { it, type TestContext } from 'node:test'
+import { sql } from 'kysely'
 import { pruneEvents, startEventPruning } from '../src/events/pruning.js'
 import {
   addVariant,
@@ -273,4 +274,59 @@ describeEachDialect('event retention', (dialect) => {
     await pruning.stop()
     assert.deepEqual((await page(api)).data, [])
   })
+})
+
+describeEachDialect('event positions past a power of ten of the xid', (dialect) => {
+  /**
+   * Three products' events, moved to the transactions 9, 10 and 100 (every real one ended
+   * long ago): in position order A, B, C; as text, '10' < '100' < '9'.
+   */
+  async function eventsAtXids(t: TestContext) {
+    const api = await buildTestApi(t, dialect)
+    const [a] = await createProducts(api, 1)
+    await tick()
+    const between = Date.now()
+    await tick()
+    const [b, c] = await createProducts(api, 2)
+    await readFeed(api, { atLeast: 3 })
+    for (const [id, xid] of [
+      [a, 9],
+      [b, 10],
+      [c, 100],
+    ] as const) {
+      await sql`update events set xid = ${String(xid)}::xid8
+        where object->>'id' = ${id}`.execute(api.database.kysely)
+    }
+    return { api, ids: [a, b, c], between }
+  }
+
+  it(
+    'the feed pages in xid order, not text order: each event once, none skipped',
+    { skip: dialect !== 'postgres' },
+    async (t) => {
+      const { api, ids } = await eventsAtXids(t)
+      const seen: string[] = []
+      let cursor = ''
+      for (let i = 0; i < 4; i++) {
+        const body = await page(api, `limit=1${cursor && `&after=${cursor}`}`)
+        seen.push(...body.data.map((event) => event.data.object.id))
+        cursor = body.nextCursor
+      }
+      assert.deepEqual(seen, ids)
+    },
+  )
+
+  it(
+    'retention deletes the oldest by xid, not by text',
+    { skip: dialect !== 'postgres' },
+    async (t) => {
+      const { api, ids, between } = await eventsAtXids(t)
+      const deleted = await pruneEvents(api.database, new Date(between + 30 * DAY_MS), RETENTION)
+      assert.equal(deleted, 1)
+      assert.deepEqual(
+        (await page(api)).data.map((event) => event.data.object.id),
+        ids.slice(1),
+      )
+    },
+  )
 })

@@ -108,6 +108,9 @@ export interface EventPageQuery {
 export async function findEventRows(db: Executor, query: EventPageQuery): Promise<EventRow[]> {
   const { storeId, after, type, limit } = query
   if (isPostgres(db)) {
+    // Ordered by events.xid, the xid8 column: a bare `xid` names the text output column,
+    // which sorts '100000' before '99999' (pages repeated and skipped events at each power of
+    // ten of the xid, and sorted every row after the cursor instead of reading the index).
     const { rows } = await sql<EventRow>`
       select xid::text as xid, seq, id, type, object, previous, created_at
       from events
@@ -115,7 +118,7 @@ export async function findEventRows(db: Executor, query: EventPageQuery): Promis
         and (xid, seq) > (${after.xid}::xid8, ${after.seq}::bigint)
         and xid < pg_snapshot_xmin(pg_current_snapshot())
         ${type === undefined ? sql`` : sql`and type = ${type}`}
-      order by xid, seq
+      order by events.xid, events.seq
       limit ${limit}
     `.execute(db)
     return rows
@@ -174,7 +177,7 @@ export async function findOldestEvents(
     ? await sql<EventPosition & { created_at: string }>`
         select xid::text as xid, seq, created_at from events
         where store_id = ${storeId} and xid < pg_snapshot_xmin(pg_current_snapshot())
-        order by xid, seq limit ${limit}`.execute(db)
+        order by events.xid, events.seq limit ${limit}`.execute(db)
     : await sql<EventPosition & { created_at: string }>`
         select '0' as xid, seq, created_at from events
         where store_id = ${storeId} order by seq limit ${limit}`.execute(db)

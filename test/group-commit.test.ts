@@ -49,6 +49,30 @@ describe('group commit (SQLite)', () => {
     assert.ok(batches.length < 40, `40 writes took ${batches.length} commits`)
   })
 
+  it('commits a unit alone in a transaction of its own: those queued before it commit first, those after it next', async (t) => {
+    const { write, batches } = await openFileDatabase(t)
+    const resolved: string[] = []
+    const insert = (id: number, options?: { alone: boolean }) =>
+      write(
+        (tx) =>
+          tx
+            .insertInto('items')
+            .values({ id, label: `item ${id}` })
+            .execute(),
+        options,
+      ).then(() => resolved.push(options?.alone ? `alone ${id}` : `${id}`))
+    await Promise.all([
+      insert(1),
+      insert(2),
+      insert(3, { alone: true }),
+      insert(4, { alone: true }),
+      insert(5),
+      insert(6),
+    ])
+    assert.deepEqual(batches, [2, 1, 1, 2])
+    assert.deepEqual(resolved, ['1', '2', 'alone 3', 'alone 4', '5', '6'])
+  })
+
   it('rolls back a failing write alone: the others of its batch are committed', async (t) => {
     const { kysely, write, batches } = await openFileDatabase(t)
     const results = await Promise.allSettled(

@@ -10,7 +10,7 @@ import {
   type Transaction,
 } from 'kysely'
 import pg from 'pg'
-import { createGroupCommit } from './group-commit.js'
+import { createGroupCommit, type UnitOptions } from './group-commit.js'
 import { withPreparedStatements } from './prepared-statements.js'
 import { CurrentSchemaPostgresDialect } from './postgres-introspector.js'
 import type { DB, Executor } from './schema.js'
@@ -27,8 +27,9 @@ export interface Database {
    * Runs one unit of work (a whole create, say) in a transaction and commits it before
    * resolving. Services hand every write to this function or writeAtomic, so how
    * transactions are run (group commit on SQLite, retries on PostgreSQL) lives here alone.
+   * `alone`: SQLite commits this long unit in a transaction of its own (UnitOptions).
    */
-  write<T>(work: (tx: Transaction<DB>) => Promise<T>): Promise<T>
+  write<T>(work: (tx: Transaction<DB>) => Promise<T>, options?: UnitOptions): Promise<T>
   /**
    * Runs a unit of work whose repository functions make it atomic on PostgreSQL without a
    * transaction block (each is a single statement there): it runs as is, sparing the BEGIN

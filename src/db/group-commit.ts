@@ -6,6 +6,15 @@ interface Pending<DB> {
   work: Work<DB, unknown>
   resolve: (value: unknown) => void
   reject: (error: unknown) => void
+  alone: boolean
+}
+
+export interface UnitOptions {
+  /**
+   * A long unit (an import's batch of products) is committed in a transaction of its own:
+   * the units queued with it commit before it starts, instead of waiting for it.
+   */
+  alone?: boolean
 }
 
 type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown }
@@ -29,7 +38,7 @@ type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown }
 export function createGroupCommit<DB>(
   kysely: Kysely<DB>,
   options: { maxBatch?: number; onBatch?: (size: number) => void } = {},
-): <T>(work: Work<DB, T>) => Promise<T> {
+): <T>(work: Work<DB, T>, options?: UnitOptions) => Promise<T> {
   const maxBatch = options.maxBatch ?? 256
   let queue: Pending<DB>[] = []
   let scheduled = false
@@ -46,7 +55,7 @@ export function createGroupCommit<DB>(
     running = true
     try {
       while (queue.length > 0) {
-        const batch = queue.slice(0, maxBatch)
+        const batch = queue.slice(0, batchLength(queue, maxBatch))
         queue = queue.slice(batch.length)
         options.onBatch?.(batch.length)
         await runBatch(kysely, batch)
@@ -57,11 +66,20 @@ export function createGroupCommit<DB>(
     }
   }
 
-  return <T>(work: Work<DB, T>) =>
+  return <T>(work: Work<DB, T>, options: UnitOptions = {}) =>
     new Promise<T>((resolve, reject) => {
-      queue.push({ work, resolve: resolve as (value: unknown) => void, reject })
+      const alone = options.alone ?? false
+      queue.push({ work, resolve: resolve as (value: unknown) => void, reject, alone })
       schedule()
     })
+}
+
+/** How many units of the queue the next batch takes: a unit alone, or those before one. */
+function batchLength<DB>(queue: Pending<DB>[], maxBatch: number): number {
+  if (queue[0]!.alone) return 1
+  let length = 1
+  while (length < queue.length && length < maxBatch && !queue[length]!.alone) length++
+  return length
 }
 
 async function runBatch<DB>(kysely: Kysely<DB>, batch: Pending<DB>[]): Promise<void> {

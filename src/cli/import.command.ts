@@ -74,7 +74,7 @@ export function parseImportCommand(args: string[]): Command {
     }
     await migrateToLatest(database)
     // Each batch's rows outlive a few young collections and die in the old generation, which
-    // V8 lets grow to several times the live data before collecting it: 270 MiB of RSS for
+    // V8 lets grow to several times the live data before collecting it: 281 MiB of RSS for
     // 1,000,000 variants. Growing it by half at most keeps that run under 200 MiB
     // (docs/decisions.md, Import memory). Read by V8 at each collection, so it applies now.
     setFlagsFromString('--heap-growing-percent=50')

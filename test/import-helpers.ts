@@ -11,8 +11,15 @@ import {
   type ImportSummary,
 } from '../src/import/import.service.js'
 
-/** Shopify's own templates, in shared/ beside the repository (never edited). */
-export const SHOPIFY_SAMPLES = fileURLToPath(new URL('../../shared/data/shopify', import.meta.url))
+/**
+ * Shopify's own templates: copies, byte for byte, of those in shared/data/shopify beside the
+ * repository (never edited), so that a clone anywhere runs the tests; `test/import.test.ts`
+ * checks that they still match the shared ones wherever those are present.
+ */
+export const SHOPIFY_SAMPLES = fileURLToPath(new URL('fixtures/shopify', import.meta.url))
+export const SHARED_SHOPIFY_SAMPLES = fileURLToPath(
+  new URL('../../shared/data/shopify', import.meta.url),
+)
 export const SAMPLE_CLASSIC = `${SHOPIFY_SAMPLES}/product_template_classic.csv`
 export const SAMPLE_2025 = `${SHOPIFY_SAMPLES}/product_template_2025.csv`
 

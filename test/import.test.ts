@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict'
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { it } from 'node:test'
 import { createProduct, getProduct, listProducts } from '../src/catalog/product.service.js'
 import { slugify } from '../src/catalog/slug.js'
@@ -12,6 +14,8 @@ import {
   importText,
   SAMPLE_2025,
   SAMPLE_CLASSIC,
+  SHARED_SHOPIFY_SAMPLES,
+  SHOPIFY_SAMPLES,
   unchanged,
 } from './import-helpers.js'
 import { createTestDatabase, describeEachDialect } from './helpers.js'
@@ -33,6 +37,19 @@ function assertNoErrors(summary: ImportSummary) {
   assert.deepEqual(summary.errors, [])
   assert.equal(summary.rowsFailed, 0)
 }
+
+it(
+  "the repository's Shopify samples are the shared ones, byte for byte",
+  { skip: !existsSync(SHARED_SHOPIFY_SAMPLES) && 'no shared/data/shopify beside the repository' },
+  () => {
+    const files = readdirSync(SHARED_SHOPIFY_SAMPLES).sort()
+    assert.deepEqual(readdirSync(SHOPIFY_SAMPLES).sort(), files)
+    for (const file of files) {
+      const copy = readFileSync(join(SHOPIFY_SAMPLES, file))
+      assert.ok(copy.equals(readFileSync(join(SHARED_SHOPIFY_SAMPLES, file))), file)
+    }
+  },
+)
 
 describeEachDialect('import: Shopify samples', (dialect) => {
   it('the classic sample: 3 products, 16 variants, images, Default Title, grams rounded', async (t) => {

@@ -314,7 +314,7 @@ describeEachDialect('webhook dispatcher', (dialect) => {
   it("claims an endpoint's next deliveries ahead while its slots are busy; stop gives them back", async (t) => {
     const s = await setup(t, dialect, () => 'hang', { timeoutMs: 30_000 })
     const endpoint = await s.endpoint('/slow')
-    for (let i = 0; i < 10; i++) await s.api.createProduct({ name: `P${i}` })
+    for (let i = 0; i < 20; i++) await s.api.createProduct({ name: `P${i}` })
     const leased = async () => {
       const now = new Date().toISOString()
       const rows = await deliveriesOf(s.api.database, endpoint)
@@ -322,13 +322,52 @@ describeEachDialect('webhook dispatcher', (dialect) => {
     }
     const dispatcher = s.dispatch({ maxPerEndpoint: 1, stopGraceMs: 100 })
     await s.receiver.waitFor(1, 3000)
-    // One attempt in flight (the bound), three more claimed ahead (4 times the bound).
-    await until(async () => (await leased()) === 4, 3000, '4 deliveries claimed')
+    // One attempt in flight (the bound), fifteen more claimed ahead (16 times the bound).
+    await until(async () => (await leased()) === 16, 3000, '16 deliveries claimed')
     assert.equal(dispatcher.inFlight(), 1)
     await dispatcher.stop()
     // Those claimed ahead are due again now; the abandoned attempt's keeps its lease.
     assert.equal(await leased(), 1)
     assert.equal(s.receiver.received.length, 1)
+  })
+
+  it('claims ahead only for an endpoint whose last attempt succeeded: a failing one gets its free slots', async (t) => {
+    const answered = new Set<string>()
+    const s = await setup(
+      t,
+      dialect,
+      (path) => {
+        // Each endpoint's first attempt is answered (a failure, a success), the rest hang.
+        if (answered.has(path)) return 'hang'
+        answered.add(path)
+        return path === '/failing' ? 500 : 200
+      },
+      { timeoutMs: 30_000, schedule: [600] },
+    )
+    const failing = await s.endpoint('/failing')
+    const healthy = await s.endpoint('/healthy')
+    s.dispatch({ maxPerEndpoint: 1, stopGraceMs: 100 })
+    await s.api.createProduct({ name: 'First' })
+    const database = s.api.database
+    await until(
+      async () =>
+        (await deliveriesOf(database, failing))[0]?.attempts === 1 &&
+        (await deliveriesOf(database, healthy))[0]?.status === 'succeeded',
+      3000,
+      'first outcomes recorded',
+    )
+    for (let i = 0; i < 20; i++) await s.api.createProduct({ name: `P${i}` })
+    // Claimed: leased and never attempted yet (in flight, or waiting for the slot).
+    const claimed = async (endpoint: string) => {
+      const now = new Date()
+      return (await deliveriesOf(database, endpoint)).filter(
+        (d) => d.attempts === 0 && new Date(d.next_attempt_at!) > now,
+      ).length
+    }
+    await until(async () => (await claimed(healthy)) === 16, 3000, '16 claimed for /healthy')
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    assert.equal(await claimed(failing), 1)
+    assert.equal(await claimed(healthy), 16)
   })
 
   it('stopped mid-attempt, it leaves the delivery to its lease: retried later, not lost', async (t) => {

@@ -85,8 +85,10 @@ const LEASE_MARGIN_MS = 5000
  * Deliveries claimed per endpoint at most, in flight and waiting, as a multiple of the
  * endpoint's bound in flight: a pass claims the next ones while the current ones are sent,
  * so that a freed slot is filled at once and one write serves several rounds of attempts.
+ * An endpoint whose last attempt failed is claimed for its free slots only (a multiple of 1):
+ * a dead receiver's deliveries would wait out MAX_WAIT_MS and be given back.
  */
-const CLAIM_AHEAD = 4
+const CLAIM_AHEAD = 16
 /**
  * A delivery claimed ahead starts within this time of its claim, or is released: so that it
  * ends within timeout + LEASE_MARGIN_MS of its claim, before its lease, as one claimed for a
@@ -122,6 +124,10 @@ export function startDispatcher(options: DispatcherOptions): Dispatcher {
   const maxHeld = maxInFlight * CLAIM_AHEAD
   /** Attempts in flight per endpoint. */
   const perEndpoint = new Map<string, number>()
+  /** Endpoints whose last attempt failed: claimed for their free slots only. */
+  const failing = new Set<string>()
+  const heldLimit = (endpoint: string) =>
+    failing.has(endpoint) ? maxPerEndpoint : maxHeldPerEndpoint
   /** Deliveries claimed ahead, per endpoint, in due order. */
   const waiting = new Map<string, Waiting[]>()
   /** Deliveries claimed ahead that waited too long: given back by the next write. */
@@ -163,16 +169,16 @@ export function startDispatcher(options: DispatcherOptions): Dispatcher {
         const picked: DueDelivery[] = []
         if (scan > 0) {
           const busy = [...new Set([...perEndpoint.keys(), ...waiting.keys()])].filter(
-            (id) => held(id) >= maxHeldPerEndpoint,
+            (id) => held(id) >= heldLimit(id),
           )
           due = await findDueDeliveries(database.kysely, nowIso, busy, scan, maxHeldPerEndpoint)
-          // At most maxHeldPerEndpoint claimed per endpoint: the others stay due for later.
+          // At most heldLimit claimed per endpoint: the others stay due for later.
           const taken = new Map<string, number>()
           for (const delivery of due) {
             if (picked.length >= free) break
             const endpoint = delivery.endpoint_id
             const n = held(endpoint) + (taken.get(endpoint) ?? 0)
-            if (n >= maxHeldPerEndpoint) continue
+            if (n >= heldLimit(endpoint)) continue
             taken.set(endpoint, (taken.get(endpoint) ?? 0) + 1)
             picked.push(delivery)
           }
@@ -307,6 +313,8 @@ export function startDispatcher(options: DispatcherOptions): Dispatcher {
       nextAttemptAt: next instanceof Date ? next.toISOString() : null,
     }
     finished.push({ delivery, outcome })
+    if (result.ok) failing.delete(delivery.endpoint_id)
+    else failing.add(delivery.endpoint_id)
     metrics.outcomes.inc({
       outcome: result.ok ? 'succeeded' : outcome.status === 'failed' ? 'failed' : 'retry',
     })

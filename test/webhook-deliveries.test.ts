@@ -107,6 +107,26 @@ describeEachDialect('webhook deliveries: enqueued with their event', (dialect) =
     )
   })
 
+  it('a delivery id is a UUID version 7 with the time of its event, distinct for each endpoint', async (t) => {
+    const api = await buildTestApi(t, dialect, { webhooks: { allowPrivate: true } })
+    await createEndpoint(api, { events: ['*'] })
+    await createEndpoint(api, { events: ['*'] })
+    for (let i = 0; i < 3; i++) await api.createProduct({ name: `Shirt ${i}` })
+    const rows = await api.database.kysely
+      .selectFrom('webhook_deliveries')
+      .select(['id', 'event_id'])
+      .execute()
+    assert.equal(rows.length, 6)
+    const ids = rows.map((row) => String(row.id))
+    assert.equal(new Set(ids).size, 6)
+    for (const row of rows) {
+      const id = String(row.id)
+      assert.match(id, /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
+      // The first 48 bits, the time in ms, are the event's.
+      assert.equal(id.slice(0, 13), String(row.event_id).slice(0, 13))
+    }
+  })
+
   it('a write that fails enqueues nothing', async (t) => {
     const api = await buildTestApi(t, dialect, { webhooks: { allowPrivate: true } })
     await createEndpoint(api, { events: ['*'] })

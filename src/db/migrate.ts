@@ -16,7 +16,9 @@ import * as postgresWebhookDeliveries from './migrations/postgres/2026-11-25T03-
 import * as sqliteWebhookDeliveries from './migrations/sqlite/2026-11-25T03-webhook-deliveries.js'
 import * as postgresDeliveriesByEndpoint from './migrations/postgres/2026-11-26T00-webhook-deliveries-by-endpoint.js'
 import * as sqliteDeliveriesByEndpoint from './migrations/sqlite/2026-11-26T00-webhook-deliveries-by-endpoint.js'
+import * as sqliteDeliveryIdsInTimeOrder from './migrations/sqlite/2026-11-26T02-delivery-ids-in-time-order.js'
 import * as postgresDeliveriesWithoutNotify from './migrations/postgres/2026-11-26T01-deliveries-without-notify.js'
+import * as postgresDeliveryIdsInTimeOrder from './migrations/postgres/2026-11-26T02-delivery-ids-in-time-order.js'
 
 /** Each dialect's migrations, by name; names sort in the order they are applied. */
 const MIGRATIONS: Record<Dialect, Record<string, Migration>> = {
@@ -29,6 +31,7 @@ const MIGRATIONS: Record<Dialect, Record<string, Migration>> = {
     '2026-11-25T02-imports': sqliteImports,
     '2026-11-25T03-webhook-deliveries': sqliteWebhookDeliveries,
     '2026-11-26T00-webhook-deliveries-by-endpoint': sqliteDeliveriesByEndpoint,
+    '2026-11-26T02-delivery-ids-in-time-order': sqliteDeliveryIdsInTimeOrder,
   },
   postgres: {
     '2026-11-21T00-initial': postgresInitial,
@@ -41,6 +44,7 @@ const MIGRATIONS: Record<Dialect, Record<string, Migration>> = {
     '2026-11-26T00-webhook-deliveries-by-endpoint': postgresDeliveriesByEndpoint,
     // PostgreSQL only: SQLite's trigger never notified anyone.
     '2026-11-26T01-deliveries-without-notify': postgresDeliveriesWithoutNotify,
+    '2026-11-26T02-delivery-ids-in-time-order': postgresDeliveryIdsInTimeOrder,
   },
 }
 

@@ -9,7 +9,7 @@ import { startIdempotencyPruning } from './idempotency/pruning.js'
 import { createImportJobs } from './import/import-jobs.js'
 import { Registry } from 'prom-client'
 import { startDispatcher } from './webhooks/dispatcher.js'
-import { createSender } from './webhooks/sender.js'
+import { createThreadSender } from './webhooks/sender-thread.js'
 
 export interface RunningServer {
   app: FastifyInstance
@@ -99,7 +99,8 @@ export async function startServer(config: Config): Promise<RunningServer> {
       onError: (error) => running.log.warn({ err: error }, 'pruning events failed'),
     })
     // Deliveries run beside the HTTP server, never in a request: a slow receiver holds none.
-    const sender = createSender({
+    // Their attempts run on a thread of their own (sender-thread.ts).
+    const sender = createThreadSender({
       timeoutMs: config.webhookTimeoutMs,
       allowPrivate: config.webhookAllowPrivate,
     })

@@ -15,6 +15,7 @@ import {
   type Resolver,
 } from '../src/webhooks/address-guard.js'
 import { createSender, type SenderOptions } from '../src/webhooks/sender.js'
+import { createThreadSender } from '../src/webhooks/sender-thread.js'
 import { newWebhookSecret } from '../src/webhooks/signature.js'
 import { webhookUrlProblem } from '../src/webhooks/webhook-url.js'
 
@@ -374,5 +375,76 @@ describe('one attempt', () => {
       assert.match(untrusting.error!, /^TLS: /)
       assert.equal(receiver.received.length, 1)
     })
+  })
+})
+
+describe('attempts on the sender thread (createThreadSender, as catalog serve sends them)', () => {
+  function threadSender(t: TestContext, timeoutMs = 5000) {
+    const made = createThreadSender({ timeoutMs, allowPrivate: true })
+    t.after(() => made.close())
+    return made
+  }
+
+  it('are signed as on the service thread, and a published verifier accepts them', async (t) => {
+    const receiver = await startReceiver(t)
+    const secret = newWebhookSecret()
+    const body = JSON.stringify({ id: 'evt_7', type: 'product.updated', data: { object: {} } })
+    const result = await threadSender(t).send({
+      url: `http://127.0.0.1:${receiver.port}/hooks`,
+      secret,
+      id: 'evt_7',
+      body,
+    })
+    assert.equal(result.ok, true, result.error)
+    assert.equal(result.statusCode, 200)
+    const [got] = receiver.received
+    assert.equal(got!.body, body)
+    assert.equal(got!.headers['webhook-id'], 'evt_7')
+    const verified = new Webhook(secret).verify(got!.body, got!.headers as Record<string, string>)
+    assert.deepEqual(verified, JSON.parse(body))
+  })
+
+  it('answer each attempt of a burst with its own outcome', async (t) => {
+    const receiver = await startReceiver(t, (request, response) => {
+      response.writeHead(Number(request.url.slice(1))).end()
+    })
+    const send = threadSender(t)
+    const statuses = Array.from({ length: 60 }, (_, i) => [200, 500, 204, 410][i % 4]!)
+    const results = await Promise.all(
+      statuses.map((status) => send.send(attempt(`http://127.0.0.1:${receiver.port}/${status}`))),
+    )
+    assert.deepEqual(
+      results.map((r) => r.statusCode),
+      statuses,
+    )
+    assert.deepEqual(
+      results.map((r) => r.ok),
+      statuses.map((s) => s < 300),
+    )
+    assert.equal(receiver.received.length, 60)
+  })
+
+  it('keep the options given: the timeout, the refusal of a forbidden URL', async (t) => {
+    const silent = await startReceiver(t, () => {})
+    const send = threadSender(t, 300)
+    const late = await send.send(attempt(`http://127.0.0.1:${silent.port}/`))
+    assert.equal(late.error, 'no answer within 300 ms')
+    const guarded = createThreadSender({ timeoutMs: 1000, allowPrivate: false })
+    t.after(() => guarded.close())
+    const refused = await guarded.send(attempt(`https://127.0.0.1:${silent.port}/`))
+    assert.equal(refused.ok, false)
+    assert.match(refused.error!, /^address refused: 127\.0\.0\.1/)
+    assert.equal(silent.received.length, 1)
+  })
+
+  it('once closed, fail the attempts under way and later ones, without throwing', async (t) => {
+    const silent = await startReceiver(t, () => {})
+    const send = createThreadSender({ timeoutMs: 5000, allowPrivate: true })
+    const underWay = send.send(attempt(`http://127.0.0.1:${silent.port}/`))
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    send.close()
+    assert.deepEqual(await underWay, { ok: false, error: 'the sender is closed', durationMs: 0 })
+    const later = await send.send(attempt(`http://127.0.0.1:${silent.port}/`))
+    assert.deepEqual(later, { ok: false, error: 'the sender is closed', durationMs: 0 })
   })
 })

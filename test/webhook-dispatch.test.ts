@@ -7,7 +7,8 @@ import { buildApp } from '../src/app.js'
 import { createApiKey } from '../src/auth/api-key.service.js'
 import { createDatabase, type Database, type Dialect } from '../src/db/database.js'
 import { migrateToLatest } from '../src/db/migrate.js'
-import { findDueDeliveries } from '../src/webhooks/delivery.repository.js'
+import { toIso } from '../src/db/values.js'
+import { findDueDeliveries, recordOutcomes } from '../src/webhooks/delivery.repository.js'
 import { startDispatcher, type DispatcherOptions } from '../src/webhooks/dispatcher.js'
 import { createSender } from '../src/webhooks/sender.js'
 import { readFeed } from './event-helpers.js'
@@ -329,6 +330,80 @@ describeEachDialect('webhook dispatcher', (dialect) => {
     // Those claimed ahead are due again now; the abandoned attempt's keeps its lease.
     assert.equal(await leased(), 1)
     assert.equal(s.receiver.received.length, 1)
+  })
+
+  it('records the outcomes of one pass in one statement, each on its own delivery', async (t) => {
+    const s = await setup(t, dialect)
+    const ok = await s.endpoint('/ok')
+    const flaky = await s.endpoint('/flaky')
+    const gone = await s.endpoint('/gone')
+    await s.api.createProduct({ name: 'Shirt' })
+    const first = async (id: string) => (await deliveriesOf(s.api.database, id))[0]!
+    const okDelivery = await first(ok)
+    const flakyDelivery = await first(flaky)
+    const goneDelivery = await first(gone)
+    const at = '2026-11-26T10:00:00.000Z'
+    const retryAt = '2026-11-26T10:05:00.000Z'
+    await recordOutcomes(s.api.database.kysely, [
+      {
+        delivery: okDelivery,
+        outcome: {
+          status: 'succeeded',
+          attempts: 1,
+          lastAttemptAt: at,
+          lastStatusCode: 204,
+          lastError: null,
+          nextAttemptAt: null,
+        },
+      },
+      {
+        delivery: flakyDelivery,
+        outcome: {
+          status: 'pending',
+          attempts: 2,
+          lastAttemptAt: at,
+          lastStatusCode: null,
+          lastError: 'connection refused',
+          nextAttemptAt: retryAt,
+        },
+      },
+    ])
+    const stored = async (id: string) => {
+      const row = (await deliveriesOf(s.api.database, id))[0]!
+      return {
+        status: row.status,
+        attempts: row.attempts,
+        last_attempt_at: row.last_attempt_at === null ? null : toIso(row.last_attempt_at),
+        last_status_code: row.last_status_code,
+        last_error: row.last_error,
+        next_attempt_at: row.next_attempt_at === null ? null : toIso(row.next_attempt_at),
+      }
+    }
+    assert.deepEqual(await stored(ok), {
+      status: 'succeeded',
+      attempts: 1,
+      last_attempt_at: at,
+      last_status_code: 204,
+      last_error: null,
+      next_attempt_at: null,
+    })
+    assert.deepEqual(await stored(flaky), {
+      status: 'pending',
+      attempts: 2,
+      last_attempt_at: at,
+      last_status_code: null,
+      last_error: 'connection refused',
+      next_attempt_at: retryAt,
+    })
+    // A delivery with no outcome in the batch is left as it was.
+    assert.deepEqual(await stored(gone), {
+      status: 'pending',
+      attempts: 0,
+      last_attempt_at: null,
+      last_status_code: null,
+      last_error: null,
+      next_attempt_at: toIso(goneDelivery.next_attempt_at!),
+    })
   })
 
   it('claims ahead only for an endpoint whose last attempt succeeded: a failing one gets its free slots', async (t) => {

@@ -184,25 +184,54 @@ export interface DeliveryOutcome {
   nextAttemptAt: string | null
 }
 
-/** Records the outcome of an attempt of a claimed delivery. */
-export async function recordOutcome(
-  db: Executor,
-  key: DeliveryKey,
-  outcome: DeliveryOutcome,
-): Promise<void> {
-  await db
-    .updateTable('webhook_deliveries')
-    .set({
-      status: outcome.status,
-      attempts: outcome.attempts,
-      last_attempt_at: outcome.lastAttemptAt,
-      last_status_code: outcome.lastStatusCode,
-      last_error: outcome.lastError,
-      next_attempt_at: outcome.nextAttemptAt,
-    })
-    .where('store_id', '=', key.store_id)
-    .where('id', '=', key.id)
-    .execute()
+/** An outcome to record, with the delivery it is of. */
+export interface RecordedOutcome {
+  delivery: DeliveryKey
+  outcome: DeliveryOutcome
+}
+
+/**
+ * Records the outcomes of attempts of claimed deliveries, in one statement (a pass records
+ * those of all the attempts finished since the last): one statement to compile and run
+ * rather than one per delivery.
+ */
+export async function recordOutcomes(db: Executor, recorded: RecordedOutcome[]): Promise<void> {
+  if (recorded.length === 0) return
+  const column = <T>(pick: (r: RecordedOutcome) => T) => recorded.map(pick)
+  if (isPostgres(db)) {
+    await sql`
+      update webhook_deliveries d set status = o.status, attempts = o.attempts,
+        last_attempt_at = o.last_attempt_at, last_status_code = o.last_status_code,
+        last_error = o.last_error, next_attempt_at = o.next_attempt_at
+      from unnest(
+        ${column((r) => r.delivery.store_id)}::text[], ${column((r) => r.delivery.id)}::uuid[],
+        ${column((r) => r.outcome.status)}::text[], ${column((r) => r.outcome.attempts)}::integer[],
+        ${column((r) => r.outcome.lastAttemptAt)}::timestamptz[],
+        ${column((r) => r.outcome.lastStatusCode)}::integer[],
+        ${column((r) => r.outcome.lastError)}::text[],
+        ${column((r) => r.outcome.nextAttemptAt)}::timestamptz[]
+      ) as o(store_id, id, status, attempts, last_attempt_at, last_status_code, last_error,
+        next_attempt_at)
+      where d.store_id = o.store_id and d.id = o.id`.execute(db)
+    return
+  }
+  const rows = recorded.map(({ delivery, outcome }) => [
+    delivery.store_id,
+    delivery.id,
+    outcome.status,
+    outcome.attempts,
+    outcome.lastAttemptAt,
+    outcome.lastStatusCode,
+    outcome.lastError,
+    outcome.nextAttemptAt,
+  ])
+  await sql`
+    update webhook_deliveries set status = o.value ->> 2, attempts = o.value ->> 3,
+      last_attempt_at = o.value ->> 4, last_status_code = o.value ->> 5,
+      last_error = o.value ->> 6, next_attempt_at = o.value ->> 7
+    from json_each(${JSON.stringify(rows)}) as o
+    where webhook_deliveries.store_id = o.value ->> 0
+      and webhook_deliveries.id = o.value ->> 1`.execute(db)
 }
 
 /**

@@ -10,7 +10,7 @@ import {
   findAttempts,
   findDueDeliveries,
   findOldestPending,
-  recordOutcome,
+  recordOutcomes,
   releaseDelivery,
   type ClaimedDelivery,
   type DeliveryOutcome,
@@ -221,7 +221,7 @@ export function startDispatcher(options: DispatcherOptions): Dispatcher {
   ) => {
     try {
       return await database.write(async (tx) => {
-        for (const { delivery, outcome } of outcomes) await recordOutcome(tx, delivery, outcome)
+        await recordOutcomes(tx, outcomes)
         for (const { delivery, leaseUntil } of released) {
           await releaseDelivery(tx, delivery, leaseUntil, nowIso)
         }

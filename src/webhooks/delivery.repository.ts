@@ -86,16 +86,21 @@ export async function claimDeliveries(
 ): Promise<DeliveryKey[]> {
   if (keys.length === 0) return []
   if (isPostgres(db)) {
+    // The rows are found by their key, then checked once locked (a lock returns the row's
+    // latest version). With the checks beside the key, the planner took the partial index
+    // of due deliveries and walked every due delivery of the store for each key.
     const { rows } = await sql<DeliveryKey>`
-      with claimable as (
-        select store_id, id from webhook_deliveries
-        where (store_id, id) in (
-            select * from unnest(${keys.map((k) => k.store_id)}::text[], ${keys.map((k) => k.id)}::uuid[]))
-          and status = 'pending' and next_attempt_at <= ${now}::timestamptz
-        for update skip locked
+      with locked as (
+        select d.store_id, d.id, d.status, d.next_attempt_at
+        from unnest(${keys.map((k) => k.store_id)}::text[], ${keys.map((k) => k.id)}::uuid[])
+          as k(store_id, id)
+        join webhook_deliveries d on d.store_id = k.store_id and d.id = k.id
+        for update of d skip locked
       )
       update webhook_deliveries d set next_attempt_at = ${leaseUntil}::timestamptz
-      from claimable c where d.store_id = c.store_id and d.id = c.id
+      from locked c
+      where d.store_id = c.store_id and d.id = c.id
+        and c.status = 'pending' and c.next_attempt_at <= ${now}::timestamptz
       returning d.store_id, d.id`.execute(db)
     return rows
   }

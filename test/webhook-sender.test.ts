@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict'
-import { execFileSync } from 'node:child_process'
+import { execFile, execFileSync } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import http from 'node:http'
 import https from 'node:https'
 import type { AddressInfo, LookupFunction } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { promisify } from 'node:util'
 import { describe, it, type TestContext } from 'node:test'
 import { Webhook } from 'standardwebhooks'
 import {
@@ -435,6 +436,27 @@ describe('attempts on the sender thread (createThreadSender, as catalog serve se
     assert.equal(refused.ok, false)
     assert.match(refused.error!, /^address refused: 127\.0\.0\.1/)
     assert.equal(silent.received.length, 1)
+  })
+
+  it('keep the process alive while an attempt is under way, and not once it is answered', async (t) => {
+    const slow = await startReceiver(t, (_, response) => {
+      setTimeout(() => response.writeHead(204).end(), 300)
+    })
+    // A process with nothing else to do than one attempt: it prints the outcome, then exits.
+    const module = new URL('../src/webhooks/sender-thread.ts', import.meta.url).href
+    const script = `
+      const { createThreadSender } = await import(${JSON.stringify(module)})
+      const sender = createThreadSender({ timeoutMs: 5000, allowPrivate: true })
+      const result = await sender.send({
+        url: 'http://127.0.0.1:${slow.port}/', secret: 'whsec_' + 'A'.repeat(43) + '=', id: 'evt_1', body: '{}',
+      })
+      console.log(JSON.stringify(result.statusCode))`
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      ['--import', 'tsx', '--input-type=module', '-e', script],
+      { timeout: 10_000 },
+    )
+    assert.equal(stdout.trim(), '204')
   })
 
   it('once closed, fail the attempts under way and later ones, without throwing', async (t) => {

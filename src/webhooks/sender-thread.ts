@@ -27,13 +27,13 @@ export function createThreadSender(options: ThreadSenderOptions): Sender {
 
   const start = (): Worker => {
     const started = startWorker(options)
-    // Attempts under way do not keep the process alive: the dispatcher waits for them itself.
-    started.unref()
     started.on('message', (outcomes: FromThread) => {
       for (const { id, result } of outcomes) {
         pending.get(id)?.(result)
         pending.delete(id)
       }
+      // An idle thread does not keep the process alive; one with attempts under way does.
+      if (pending.size === 0) started.unref()
     })
     const lost = (reason: string) => {
       if (worker !== started) return
@@ -53,6 +53,7 @@ export function createThreadSender(options: ThreadSenderOptions): Sender {
     outbox = []
     if (batch.length === 0 || closed) return
     worker ??= start()
+    worker.ref()
     worker.postMessage(batch)
   }
 

@@ -12,6 +12,8 @@ export interface BenchConfig {
   readonly long: boolean
   /** Measure the scale figures (a million products seeded, same-name slugs, deep pages, soak). */
   readonly scale: boolean
+  /** Run the six scenarios against the bare baselines, and the instances figures. */
+  readonly scenarios: boolean
   /** Measure the webhook delivery figures (webhooks.ts). */
   readonly webhooks: boolean
 }
@@ -26,6 +28,7 @@ export function loadBenchConfig(env: NodeJS.ProcessEnv = process.env): BenchConf
     postgresUrl: postgresUrl(env.BENCH_POSTGRES_URL),
     long: flag(env, 'BENCH_LONG', false),
     scale: flag(env, 'BENCH_SCALE', true),
+    scenarios: flag(env, 'BENCH_SCENARIOS', true),
     webhooks: flag(env, 'BENCH_WEBHOOKS', true),
   })
 }

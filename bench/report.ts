@@ -87,6 +87,7 @@ export interface BenchReport {
     dialects: Dialect[]
     long: boolean
     scale: boolean
+    scenarios?: boolean
     webhooks: boolean
     /** The node flags the service ran with: those of `npm start`. */
     serviceNodeFlags: string[]

@@ -12,7 +12,8 @@
  * Environment: BENCH_WARMUP_S (3), BENCH_DURATION_S (10), BENCH_POSTGRES_URL (an admin URL on
  * this machine, where scratch databases bench_* are created and dropped), BENCH_LONG=1 (soak
  * to 1,000,000 requests), BENCH_SCALE=0 (skip the scale figures), BENCH_WEBHOOKS=0 (skip the
- * webhook delivery figures of webhooks.ts).
+ * webhook delivery figures of webhooks.ts), BENCH_SCENARIOS=0 (skip the scenarios against the
+ * baselines and the instances figures: with BENCH_SCALE=0, the webhook section alone).
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -76,9 +77,9 @@ async function bench(config: BenchConfig, cleanup: Cleanup): Promise<number> {
   const dialects: Dialect[] = config.postgresUrl ? ['sqlite', 'postgres'] : ['sqlite']
   const load = startLoadGenerator(cleanup)
 
-  const runs = await runAllServers(context, dialects, load, config)
+  const runs = config.scenarios ? await runAllServers(context, dialects, load, config) : []
   const instances: InstanceFigures[] = []
-  if (dialects.includes('postgres')) {
+  if (config.scenarios && dialects.includes('postgres')) {
     log('the service on PostgreSQL as one instance, then as two on one database')
     instances.push(...(await runInstances(context, load, config, log)))
   }
@@ -114,6 +115,7 @@ async function bench(config: BenchConfig, cleanup: Cleanup): Promise<number> {
       dialects,
       long: config.long,
       scale: config.scale,
+      scenarios: config.scenarios,
       webhooks: config.webhooks,
       serviceNodeFlags: context.serviceNodeFlags,
     },

@@ -723,7 +723,7 @@ export interface operations {
           tags?: string[] | null
           images?:
             | {
-                /** @description An absolute http:// or https:// URL */
+                /** @description An absolute http:// or https:// URL with a host; no whitespace, control characters or backslashes */
                 url: string
                 alt?: string | null
               }[]
@@ -1446,7 +1446,7 @@ export interface operations {
           tags?: string[] | null
           images?:
             | {
-                /** @description An absolute http:// or https:// URL */
+                /** @description An absolute http:// or https:// URL with a host; no whitespace, control characters or backslashes */
                 url: string
                 alt?: string | null
               }[]
@@ -1485,7 +1485,7 @@ export interface operations {
           tags?: string[] | null
           images?:
             | {
-                /** @description An absolute http:// or https:// URL */
+                /** @description An absolute http:// or https:// URL with a host; no whitespace, control characters or backslashes */
                 url: string
                 alt?: string | null
               }[]
@@ -2829,7 +2829,7 @@ export interface operations {
   findVariants: {
     parameters: {
       query: {
-        /** @description Compared after trimming */
+        /** @description Compared after trimming; not blank */
         sku: string
       }
       header?: never

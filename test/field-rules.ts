@@ -46,12 +46,15 @@ function trimmedLengthIn(v: unknown, min: number, max: number): boolean {
 
 const isMoney = (v: unknown) => isNumber(v) && v >= 0 && v <= 1e9 && decimalPlaces(v) <= 4
 
-/** An absolute http(s) URL of at most 2,048 characters, as `new URL` reads one. */
+/**
+ * An absolute http(s) URL of at most 2,048 characters with a host, as written: something
+ * after `//` before any path, no whitespace, control character or backslash.
+ */
 function isImageUrl(v: unknown): boolean {
   if (!isString(v) || characters(v) > 2048) return false
+  if (!/^https?:\/\/[^/?#]/i.test(v) || /[\s\p{Cc}\\]/u.test(v)) return false
   try {
-    const url = new URL(v)
-    return url.protocol === 'http:' || url.protocol === 'https:'
+    return new URL(v).hostname !== ''
   } catch {
     return false
   }

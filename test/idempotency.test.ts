@@ -178,6 +178,20 @@ describeEachDialect('Idempotency-Key', (dialect) => {
     assertReplayOf(await api.post('/products', { name: 'Chair' }, 'reused'), first)
   })
 
+  it('checks the body before the key: a reused key with an image URL without a host is 400', async (t) => {
+    const api = await buildKeyedApi(t, dialect)
+    assertFirstAnswer(await api.post('/products', { name: 'Chair' }, 'reused'))
+    const res = await api.post(
+      '/products',
+      { name: 5, images: [{ url: 'http://:80/a.jpg' }, { url: 'ftp://x.example/b.jpg' }] },
+      'reused',
+    )
+    const { details = [] } = expectError(res, 400, 'validation_failed')
+    // Every problem of the body is named, the URL with a port but no host as well.
+    assert.deepEqual(details.map((d) => d.field).sort(), ['images.0.url', 'images.1.url', 'name'])
+    assert.equal(await api.productCount(), 1)
+  })
+
   it('keeps keys per store: the same key in another store is another request', async (t) => {
     const api = await buildKeyedApi(t, dialect)
     const otherStore = await api.newKey({ store: 'store-b' })

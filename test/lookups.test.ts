@@ -494,7 +494,7 @@ describeEachDialect('GET /variants?sku=', (dialect) => {
     assert.deepEqual((await api.get('/variants?sku=SHARED', otherStore)).json(), { data: [theirs] })
   })
 
-  it('refuses a request without sku with 400 validation_failed naming sku', async (t) => {
+  it('refuses a request without sku, or with a blank one, with 400 validation_failed naming sku', async (t) => {
     const api = await buildTestApi(t, dialect)
     const product = await api.createProduct({ name: 'T-Shirt' })
     await addVariant(api, product.id, { name: 'Red', sku: 'TS-RED' })
@@ -503,6 +503,9 @@ describeEachDialect('GET /variants?sku=', (dialect) => {
       '/variants?',
       '/variants?name=TS-RED',
       '/variants?SKU=TS-RED',
+      '/variants?sku=',
+      '/variants?sku=%20%20%20',
+      '/variants?sku=%09',
     ]) {
       const error = expectError(await api.get(path), 400, 'validation_failed')
       const fields = (error.details ?? []).map((detail) => detail.field)

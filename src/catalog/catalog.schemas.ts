@@ -1,6 +1,7 @@
 import { Type, type Static } from 'typebox'
 import { RECORD_RESPONSE_HEADERS } from '../http/conditional.js'
 import { Code, Money, Nullable, Timestamp } from '../http/schemas.js'
+import { HTTP_URL } from '../http/validation.js'
 import { encodeCursor } from './cursor.js'
 
 export const PRODUCT_STATUSES = ['draft', 'active', 'archived'] as const
@@ -24,8 +25,9 @@ const Tags = Type.Array(Label, {
 const Image = Type.Object({
   url: Type.String({
     maxLength: 2048,
-    pattern: '^[Hh][Tt][Tt][Pp][Ss]?://[^\\s]+$',
-    description: 'An absolute http:// or https:// URL',
+    [HTTP_URL]: true,
+    description:
+      'An absolute http:// or https:// URL with a host; no whitespace, control characters or backslashes',
   }),
   alt: Type.Optional(Nullable(Type.String({ maxLength: 512 }))),
 })
@@ -263,7 +265,15 @@ export const ListProductsQuery = Type.Object({
 })
 export type ListProductsQuery = Static<typeof ListProductsQuery>
 
-export const FindVariantsQuery = Type.Object({ sku: QueryText('Compared after trimming') })
+export const FindVariantsQuery = Type.Object({
+  // Not blank: trimmed, it would be the empty sku, which no variant has (400, as without it).
+  sku: Type.String({
+    minLength: 1,
+    maxLength: 255,
+    pattern: '^(?!\\s*$)[^\\u0000]*$',
+    description: 'Compared after trimming; not blank',
+  }),
+})
 export type FindVariantsQuery = Static<typeof FindVariantsQuery>
 
 /** The answers of the routes: the record inside `data`. */

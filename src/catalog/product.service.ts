@@ -29,13 +29,7 @@ import {
   type OneStatementChanges,
   type ProductChanges,
 } from './product.repository.js'
-import {
-  checkImageUrls,
-  normalizeImages,
-  tagKey,
-  tagKeysJson,
-  uniqueTags,
-} from './record-fields.js'
+import { normalizeImages, tagKey, tagKeysJson, uniqueTags } from './record-fields.js'
 import { slugify } from './slug.js'
 import { checkTransition, statusesBarredFrom } from './transitions.js'
 import { findProductWithVariants } from './variant.repository.js'
@@ -122,7 +116,6 @@ async function createProductIn(
   input: CreateProductInput,
   slugSetByHand?: string,
 ): Promise<Product> {
-  checkImageUrls(input.images)
   const tags = uniqueTags(input.tags ?? [])
   const row = newProductRow(storeId, input, tags, nowIso())
   const slug =
@@ -168,7 +161,6 @@ export function updateProductWork(
   ifMatch: string | undefined,
 ): Work<Product> {
   return async (db) => {
-    checkImageUrls(patch.images)
     if (isUuid(id) && patch.slug === undefined && patch.tags === undefined) {
       const row = await patchProductInOneStatement(db, {
         storeId,

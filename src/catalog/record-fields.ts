@@ -1,5 +1,6 @@
 import { validationFailed, type FieldProblem } from '../errors.js'
 import type { ProductImage } from '../db/schema.js'
+import { isAbsoluteHttpUrl } from '../http/validation.js'
 
 /**
  * The new fields of part 2 as they are kept: tags without their case-insensitive repeats,
@@ -33,14 +34,14 @@ export function normalizeImages(images: readonly { url: string; alt?: string | n
 }
 
 /**
- * Throws validation_failed for an image URL that the schema's pattern lets through but
- * that is not an absolute http(s) URL with a host (`http://` alone, `https://[::1`).
+ * Throws validation_failed for an image URL that is not an absolute http(s) URL with a host:
+ * what the schema's `http-url` format checks, for input that does not come through a schema.
  */
 export function checkImageUrls(images: readonly { url: string }[] | null | undefined): void {
   if (!images) return
   const problems: FieldProblem[] = []
   images.forEach((image, i) => {
-    if (!isHttpUrl(image.url)) {
+    if (!isAbsoluteHttpUrl(image.url)) {
       problems.push({
         field: `images.${i}.url`,
         message: 'must be an absolute http:// or https:// URL',
@@ -48,13 +49,4 @@ export function checkImageUrls(images: readonly { url: string }[] | null | undef
     }
   })
   if (problems.length > 0) throw validationFailed(problems)
-}
-
-function isHttpUrl(value: string): boolean {
-  try {
-    const url = new URL(value)
-    return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== ''
-  } catch {
-    return false
-  }
 }

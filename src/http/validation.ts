@@ -18,7 +18,35 @@ function createAjv(options: Options): Ajv {
   })
   ajv.addKeyword({ keyword: 'example' })
   ajv.addFormat('date-time', true)
+  ajv.addKeyword({
+    keyword: HTTP_URL,
+    type: 'string',
+    schemaType: 'boolean',
+    error: { message: 'must be an absolute http:// or https:// URL' },
+    validate: (wanted: boolean, value: string) => !wanted || isAbsoluteHttpUrl(value),
+  })
   return ajv
+}
+
+/**
+ * The keyword of a string that must be an absolute http(s) URL with a host (image URLs): a
+ * check JSON Schema's `format: uri` and a pattern cannot make, kept in the schema so that it
+ * is made with the body's other checks, before the work and the Idempotency-Key.
+ */
+export const HTTP_URL = 'x-http-url'
+
+/**
+ * An absolute http:// or https:// URL with a host, as written: no empty authority
+ * (`http:///a`, which WHATWG's parser would read as host `a`), no whitespace, control
+ * character or backslash anywhere (the parser would quietly drop or turn them).
+ */
+export function isAbsoluteHttpUrl(value: string): boolean {
+  if (!/^https?:\/\/[^/?#]/i.test(value) || /[\s\p{Cc}\\]/u.test(value)) return false
+  try {
+    return new URL(value).hostname !== ''
+  } catch {
+    return false
+  }
 }
 
 type Validate = ReturnType<FastifySchemaCompiler<unknown>> & { errors?: ErrorObject[] | null }

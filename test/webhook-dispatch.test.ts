@@ -608,4 +608,34 @@ describeEachDialect('webhook deliveries routes', (dialect) => {
     assert.equal(res.statusCode, 404, res.body)
     assert.deepEqual(s.receiver.rejected, [])
   })
+
+  it('a manual retry failing stays failed whatever the schedule; asked twice, it is one attempt', async (t) => {
+    let answers = 0
+    const s = await setup(t, dialect, () => (answers++, 500), { schedule: [1] })
+    const endpoint = await s.endpoint('/retry')
+    const first = s.dispatch()
+    await s.api.createProduct({ name: 'Shirt' })
+    const listed = async () =>
+      (await s.api.get(`/webhook-endpoints/${endpoint}/deliveries`)).json().data[0]
+    await until(async () => (await listed()).status === 'failed', 8000, 'failed')
+    await first.stop()
+    // The operator lengthens WEBHOOK_RETRY_SCHEDULE: the failed delivery has had 2 attempts of
+    // 4, yet a manual retry is one attempt, not a new start of the schedule.
+    s.dispatch({ schedule: [1, 1, 1] })
+    const { id } = await listed()
+    const retry = () =>
+      s.api.request('POST', `/webhook-endpoints/${endpoint}/deliveries/${id}/retry`)
+    const [once, twice] = [await retry(), await retry()]
+    assert.equal(once.statusCode, 200, once.body)
+    assert.equal(twice.statusCode, 200, twice.body)
+    await until(async () => (await listed()).attempts === 3, 3000, 'third attempt')
+    await until(async () => (await listed()).status === 'failed', 3000, 'failed again')
+    // Past when a retry on the schedule, or a second attempt for the second click, would be.
+    await new Promise((resolve) => setTimeout(resolve, 1500))
+    const delivery = await listed()
+    assert.equal(delivery.status, 'failed')
+    assert.equal(delivery.attempts, 3)
+    assert.equal(delivery.nextAttemptAt, null)
+    assert.equal(answers, 3)
+  })
 })

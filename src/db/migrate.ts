@@ -19,6 +19,8 @@ import * as sqliteDeliveriesByEndpoint from './migrations/sqlite/2026-11-26T00-w
 import * as sqliteDeliveryIdsInTimeOrder from './migrations/sqlite/2026-11-26T02-delivery-ids-in-time-order.js'
 import * as postgresDeliveriesWithoutNotify from './migrations/postgres/2026-11-26T01-deliveries-without-notify.js'
 import * as postgresDeliveryIdsInTimeOrder from './migrations/postgres/2026-11-26T02-delivery-ids-in-time-order.js'
+import * as postgresManualRetries from './migrations/postgres/2026-11-26T03-manual-retries.js'
+import * as sqliteManualRetries from './migrations/sqlite/2026-11-26T03-manual-retries.js'
 
 /** Each dialect's migrations, by name; names sort in the order they are applied. */
 const MIGRATIONS: Record<Dialect, Record<string, Migration>> = {
@@ -32,6 +34,7 @@ const MIGRATIONS: Record<Dialect, Record<string, Migration>> = {
     '2026-11-25T03-webhook-deliveries': sqliteWebhookDeliveries,
     '2026-11-26T00-webhook-deliveries-by-endpoint': sqliteDeliveriesByEndpoint,
     '2026-11-26T02-delivery-ids-in-time-order': sqliteDeliveryIdsInTimeOrder,
+    '2026-11-26T03-manual-retries': sqliteManualRetries,
   },
   postgres: {
     '2026-11-21T00-initial': postgresInitial,
@@ -45,6 +48,7 @@ const MIGRATIONS: Record<Dialect, Record<string, Migration>> = {
     // PostgreSQL only: SQLite's trigger never notified anyone.
     '2026-11-26T01-deliveries-without-notify': postgresDeliveriesWithoutNotify,
     '2026-11-26T02-delivery-ids-in-time-order': postgresDeliveryIdsInTimeOrder,
+    '2026-11-26T03-manual-retries': postgresManualRetries,
   },
 }
 

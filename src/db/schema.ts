@@ -208,6 +208,11 @@ export interface WebhookDeliveryTable {
   last_status_code: number | null
   last_error: string | null
   next_attempt_at: Timestamp | null
+  /**
+   * Pending for one attempt asked by hand after the delivery had finished (2026-11-26T03):
+   * if that attempt fails, the delivery is failed. SQLite: 0 or 1.
+   */
+  manual_retry: ColumnType<boolean | number, never, boolean | number>
   created_at: Timestamp
 }
 

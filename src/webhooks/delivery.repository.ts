@@ -21,6 +21,8 @@ export interface ClaimedDelivery extends DeliveryKey {
   attempts: number
   url: string
   secret: string
+  /** A manual retry of a finished delivery: its one attempt, after which it is finished again. */
+  manualRetry: boolean
   event: EventRow | null
 }
 
@@ -121,6 +123,7 @@ interface ClaimedRow {
   attempts: number
   url: string
   secret: string
+  manual_retry: boolean | number
   xid: string | null
   seq: number | null
   type: string | null
@@ -136,7 +139,7 @@ export async function findAttempts(db: Executor, keys: DeliveryKey[]): Promise<C
   const { rows } = postgres
     ? await sql<ClaimedRow>`
         select d.store_id, d.id, d.endpoint_id, d.event_id, d.attempts, w.url, w.secret,
-          ev.xid::text as xid, ev.seq, ev.type, ev.object, ev.previous, ev.created_at
+          d.manual_retry, ev.xid::text as xid, ev.seq, ev.type, ev.object, ev.previous, ev.created_at
         from webhook_deliveries d
         join webhook_endpoints w on w.store_id = d.store_id and w.id = d.endpoint_id
         left join events ev
@@ -147,7 +150,7 @@ export async function findAttempts(db: Executor, keys: DeliveryKey[]): Promise<C
       )
     : await sql<ClaimedRow>`
         select d.store_id, d.id, d.endpoint_id, d.event_id, d.attempts, w.url, w.secret,
-          case when ev.seq is null then null else '0' end as xid, ev.seq, ev.type, ev.object,
+          d.manual_retry, case when ev.seq is null then null else '0' end as xid, ev.seq, ev.type, ev.object,
           ev.previous, ev.created_at
         from webhook_deliveries d
         join webhook_endpoints w on w.store_id = d.store_id and w.id = d.endpoint_id
@@ -164,6 +167,7 @@ export async function findAttempts(db: Executor, keys: DeliveryKey[]): Promise<C
     attempts: row.attempts,
     url: row.url,
     secret: row.secret,
+    manualRetry: Boolean(row.manual_retry),
     event:
       row.seq === null
         ? null
@@ -207,7 +211,7 @@ export async function recordOutcomes(db: Executor, recorded: RecordedOutcome[]):
     await sql`
       update webhook_deliveries d set status = o.status, attempts = o.attempts,
         last_attempt_at = o.last_attempt_at, last_status_code = o.last_status_code,
-        last_error = o.last_error, next_attempt_at = o.next_attempt_at
+        last_error = o.last_error, next_attempt_at = o.next_attempt_at, manual_retry = false
       from unnest(
         ${column((r) => r.delivery.store_id)}::text[], ${column((r) => r.delivery.id)}::uuid[],
         ${column((r) => r.outcome.status)}::text[], ${column((r) => r.outcome.attempts)}::integer[],
@@ -233,7 +237,7 @@ export async function recordOutcomes(db: Executor, recorded: RecordedOutcome[]):
   await sql`
     update webhook_deliveries set status = o.value ->> 2, attempts = o.value ->> 3,
       last_attempt_at = o.value ->> 4, last_status_code = o.value ->> 5,
-      last_error = o.value ->> 6, next_attempt_at = o.value ->> 7
+      last_error = o.value ->> 6, next_attempt_at = o.value ->> 7, manual_retry = 0
     from json_each(${JSON.stringify(rows)}) as o
     where webhook_deliveries.store_id = o.value ->> 0
       and webhook_deliveries.id = o.value ->> 1`.execute(db)
@@ -324,7 +328,10 @@ export async function listDeliveryRows(
 
 /**
  * Makes the delivery pending and due at `now`, for one more attempt, and answers it; undefined
- * when the endpoint has no such delivery. On PostgreSQL, NOTIFYs the dispatchers at commit.
+ * when the endpoint has no such delivery. A finished delivery (failed or succeeded) is marked
+ * manual_retry: that attempt alone, failed again if it fails. One already pending for such an
+ * attempt is left as it is, so that a retry asked twice makes one attempt, not two at once.
+ * On PostgreSQL, NOTIFYs the dispatchers at commit.
  */
 export async function retryDeliveryRow(
   db: Executor,
@@ -335,7 +342,12 @@ export async function retryDeliveryRow(
 ): Promise<DeliveryRow | undefined> {
   const row = await db
     .updateTable('webhook_deliveries')
-    .set({ status: 'pending', next_attempt_at: now })
+    .set({
+      status: 'pending',
+      // Each right-hand side reads the row as it was.
+      next_attempt_at: sql`case when status = 'pending' and manual_retry then next_attempt_at else ${now} end`,
+      manual_retry: sql`(status <> 'pending' or manual_retry)`,
+    })
     .where('store_id', '=', storeId)
     .where('endpoint_id', '=', endpointId)
     .where('id', '=', id)

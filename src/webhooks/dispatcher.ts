@@ -298,8 +298,11 @@ export function startDispatcher(options: DispatcherOptions): Dispatcher {
     // Abandoned by stop(): its lease will make it due again; the database may be closed.
     if (abandoned) return
     const now = clock()
+    // A manual retry of a finished delivery is that one attempt: failed again if it fails.
     const next =
-      result.ok || !delivery.event ? undefined : nextAttemptAt(schedule, attempts, now, random)
+      result.ok || !delivery.event || delivery.manualRetry
+        ? undefined
+        : nextAttemptAt(schedule, attempts, now, random)
     const outcome: DeliveryOutcome = {
       status: result.ok
         ? 'succeeded'

@@ -60,7 +60,6 @@ export async function startServer(config: Config): Promise<RunningServer> {
   try {
     await migrateToLatest(database)
     const dispatcherMetrics = new Registry()
-    const firstKey = await ensureFirstApiKey(database)
     const importJobs = createImportJobs(database, {
       maxBytes: config.importMaxBytes,
       onError: (error) => app?.log.error({ err: error }, 'import failed'),
@@ -86,6 +85,9 @@ export async function startServer(config: Config): Promise<RunningServer> {
     })
     await reportDurability(app, database)
     const url = await app.listen({ host: config.host, port: config.port })
+    // Made once the server listens: a key made by a start that then fails (a port in use)
+    // would never be shown, and the next start would find a key and show none.
+    const firstKey = await ensureFirstApiKey(database)
     const running = app
     const pruning = startIdempotencyPruning(database, {
       intervalMs: IDEMPOTENCY_PRUNING_INTERVAL_MS,

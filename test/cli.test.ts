@@ -366,6 +366,23 @@ describe('catalog serve', { concurrency: 3 }, () => {
     assert.equal(JSON.parse(listed.stdout).length, 1)
   })
 
+  it('serve that cannot listen (port taken) exits 1 and creates no key; the next start prints one', async (t) => {
+    const DATABASE_URL = await sqliteUrl(t)
+    const taken = net.createServer()
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve))
+    t.after(() => taken.close())
+    const port = String((taken.address() as net.AddressInfo).port)
+    const failed = await runCatalog(['serve'], { DATABASE_URL, PORT: port })
+    assert.equal(failed.code, 1, failed.stderr)
+    assert.doesNotMatch(failed.stdout, SECRET_PATTERN)
+    // A key made and never shown would be lost: none is made before the server listens.
+    const listed = await runCatalog(['keys', 'list', '--json'], { DATABASE_URL })
+    assert.deepEqual(JSON.parse(listed.stdout), [])
+    const server = await startServe(t, { DATABASE_URL })
+    const key = await firstRunKey(server)
+    assert.equal((await request(server, 'GET', `${API}/products`, { key })).status, 200)
+  })
+
   it('serve on a database that already has a key prints no first-run key', async (t) => {
     const DATABASE_URL = await sqliteUrl(t)
     const made = await createKey(DATABASE_URL, 'shop')

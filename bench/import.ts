@@ -159,7 +159,7 @@ interface BareTables {
 const COLUMNS = {
   products: PRODUCT_COLUMNS,
   variants: VARIANT_INSERT_COLUMNS,
-  tags: ['store_id', 'product_id', 'tag_key', 'created_at'],
+  tags: ['store_id', 'product_id', 'tag_key', 'status', 'created_at'],
   slugs: ['store_id', 'slug', 'claims', 'last_suffix'],
   events: ['store_id', 'id', 'type', 'object', 'created_at'],
 } as const
@@ -207,7 +207,7 @@ function bareRows(records: string[][], tables: BareTables): void {
   ]
   tables.products.push(product)
   tables.slugs.push([BENCH_STORE, first[0], 1, 1])
-  for (const tag of tags) tables.tags.push([BENCH_STORE, id, tag.toLowerCase(), now])
+  for (const tag of tags) tables.tags.push([BENCH_STORE, id, tag.toLowerCase(), product[4], now])
   tables.events.push([BENCH_STORE, newId(), 'product.created', asJson('products', product), now])
   records.forEach((r, i) => {
     const optionValues = { [first[7]!]: r[8]!, [first[9]!]: r[10]! }

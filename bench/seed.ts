@@ -81,8 +81,8 @@ const PRODUCT_COLUMNS =
   'store_id, id, name, slug, status, price_e4, created_at, updated_at, vendor, tags'
 /** The product_tags rows of every product, from its tags as stored: the same SQL on both. */
 const TAG_ROWS = (tagsOf: string) => `
-  insert into product_tags (store_id, product_id, tag_key, created_at)
-  select p.store_id, p.id, lower(k.value), p.created_at from products p, ${tagsOf} k`
+  insert into product_tags (store_id, product_id, tag_key, status, created_at)
+  select p.store_id, p.id, lower(k.value), p.status, p.created_at from products p, ${tagsOf} k`
 const ROWS_PER_INSERT = 500
 
 function seedSqlite(path: string, count: number): void {

@@ -406,6 +406,68 @@ describeEachDialect('GET /products filtered by slug, vendor, product_type and ta
     }
   })
 
+  it('follows a status change: tag, vendor and product_type with status find it under the new one', async (t) => {
+    const api = await buildTestApi(t, dialect)
+    const [, product] = await createProducts(api, 2, (i) => ({
+      name: `Product ${i}`,
+      vendor: 'Acme',
+      product_type: 'Shirt',
+      tags: ['Summer'],
+      status: 'draft',
+    }))
+    const filters = ['tag=summer', 'vendor=Acme', 'product_type=Shirt']
+    const expectUnder = async (status: string, others: string[]) => {
+      for (const filter of filters) {
+        assert.ok((await listIds(api, `${filter}&status=${status}`)).includes(product!.id), filter)
+        for (const other of others) {
+          const found = await listIds(api, `${filter}&status=${other}`)
+          assert.ok(!found.includes(product!.id), `${filter}&status=${other}`)
+        }
+        // Without status, every status: both products, newest first.
+        assert.equal((await listIds(api, filter))[0], product!.id, filter)
+      }
+    }
+    await expectUnder('draft', ['active', 'archived'])
+    // The status alone (PostgreSQL's one-statement PATCH), then with the tags (the
+    // transaction's), then back with nothing else.
+    for (const [patch, status, others] of [
+      [{ status: 'active' }, 'active', ['draft', 'archived']],
+      [{ status: 'archived', tags: ['summer', 'Sale'] }, 'archived', ['draft', 'active']],
+      [{ status: 'draft' }, 'draft', ['active', 'archived']],
+    ] as const) {
+      const res = await api.patch(`/products/${product!.id}`, patch)
+      assert.equal(res.statusCode, 200, res.body)
+      await expectUnder(status, [...others])
+    }
+    assert.deepEqual(await listIds(api, 'tag=sale&status=draft'), [product!.id])
+  })
+
+  it('pages through a filter without status across products of every status, newest first', async (t) => {
+    const api = await buildTestApi(t, dialect)
+    const statuses = ['active', 'draft', 'archived']
+    const products = await createProducts(api, 14, (i) => ({
+      name: `Product ${i}`,
+      vendor: 'Acme',
+      product_type: 'Poster',
+      tags: ['Summer'],
+      status: statuses[(i * 7) % 3],
+    }))
+    const expected = newestFirstIds(products)
+    for (const query of ['tag=summer', 'vendor=Acme', 'product_type=Poster']) {
+      const pages = await walkPages(api, `${query}&limit=4`)
+      assert.deepEqual(
+        pages.map((page) => page.data.length),
+        [4, 4, 4, 2],
+        query,
+      )
+      assert.deepEqual(
+        pages.flatMap((page) => page.data.map((p) => p.id)),
+        expected,
+        query,
+      )
+    }
+  })
+
   it('finds no deleted product under any filter', async (t) => {
     const api = await buildTestApi(t, dialect)
     const body = { name: 'T-Shirt', vendor: 'Acme', product_type: 'Shirt', tags: ['Summer'] }

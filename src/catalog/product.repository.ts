@@ -1,4 +1,4 @@
-import { sql, type QueryCreator } from 'kysely'
+import { sql, type QueryCreator, type SelectQueryBuilder } from 'kysely'
 import { isPostgres } from '../db/database.js'
 import { patchedColumns, sentPairs, setEntries } from '../db/merge-patch-sql.js'
 import { notBefore } from '../db/timestamps.js'
@@ -7,6 +7,7 @@ import type { DB, Executor, NewProductRow, ProductRow } from '../db/schema.js'
 import { insertRows } from '../db/multi-row-insert.js'
 import { inList } from '../db/values.js'
 import { eventInsertFrom, insertEvent, type EventStamp } from '../events/event.repository.js'
+import { PRODUCT_STATUSES } from './catalog.schemas.js'
 import { splitSuffix, withSuffix } from './slug.js'
 
 /** The filters of a product list, each exact; `tag` is a tag key (lowercased). */
@@ -37,10 +38,11 @@ const FILTER_COLUMNS = {
 } as const
 
 /**
- * Newest first, by (created_at, id) descending: one index range scan whatever the page and
- * whatever the store's size, for each filter (status, slug, vendor and product type each have
- * an index on the products; a tag, the rows of product_tags). Filters combined are served by
- * one of them, the others checked on the rows it yields.
+ * Newest first, by (created_at, id) descending: index range scans bounded by the page's size
+ * whatever the store's size, for each filter and for each with a status (status and slug
+ * have an index on the products; vendor and product type one with the status after them; a
+ * tag, the rows of product_tags, which keep their product's status). Tag, vendor and product
+ * type together are served by one of them, the others checked on the rows it yields.
  */
 export function listProductRows(db: Executor, query: ProductPageQuery): Promise<ProductRow[]> {
   const { storeId, limit, filters, after } = query
@@ -79,33 +81,80 @@ function pageQuery(
   const valueOf = (filter: Filter) => rest[filters.indexOf(filter)] as string
   const [createdAt, id] = rest.slice(filters.length, filters.length + 2) as [string, string]
   const limit = rest.at(-1) as number
-  if (filters.includes('tag')) {
-    let query = db
-      .selectFrom('product_tags as t')
-      .innerJoin('products as p', (join) =>
-        join.onRef('p.store_id', '=', 't.store_id').onRef('p.id', '=', 't.product_id'),
-      )
-      .selectAll('p')
-      .where('t.store_id', '=', storeId)
-      .where('t.tag_key', '=', valueOf('tag'))
+  const newestFirst = <Q extends SelectQueryBuilder<DB, any, ProductRow>>(
+    query: Q,
+    [created, key]: [string, string],
+  ) =>
+    (withCursor
+      ? query.where((eb) =>
+          eb(eb.refTuple(created as any, key as any), '<', eb.tuple(createdAt, id)),
+        )
+      : query
+    )
+      .orderBy(created as any, 'desc')
+      .orderBy(key as any, 'desc')
+      .limit(limit) as Q
+  /**
+   * A tag, vendor or product type is served by an index on (that, status, created_at, id):
+   * with a status, one range of it; without, the newest `limit` of each status, merged.
+   */
+  const byStatus = (arm: (status: string) => SelectQueryBuilder<DB, any, ProductRow>) => {
+    if (filters.includes('status')) return arm(valueOf('status'))
+    const [first, ...others] = PRODUCT_STATUSES.map((status) =>
+      db.selectFrom(arm(status).as(`of_${status}`)).selectAll(),
+    )
+    return others
+      .reduce((union, next) => union.unionAll(next), first!)
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(limit)
+  }
+  if (filters.includes('tag') && !filters.includes('slug')) {
+    return byStatus((status) => {
+      let query = db
+        .selectFrom('product_tags as t')
+        .innerJoin('products as p', (join) =>
+          join.onRef('p.store_id', '=', 't.store_id').onRef('p.id', '=', 't.product_id'),
+        )
+        .selectAll('p')
+        .where('t.store_id', '=', storeId)
+        .where('t.tag_key', '=', valueOf('tag'))
+        .where('t.status', '=', status)
+      for (const filter of filters) {
+        if (filter !== 'tag' && filter !== 'status') {
+          query = query.where(`p.${FILTER_COLUMNS[filter]}`, '=', valueOf(filter))
+        }
+      }
+      return newestFirst(query, ['t.created_at', 't.product_id'])
+    })
+  }
+  const products = (status?: string) => {
+    let query = db.selectFrom('products').selectAll().where('store_id', '=', storeId)
     for (const filter of filters) {
-      if (filter !== 'tag') query = query.where(`p.${FILTER_COLUMNS[filter]}`, '=', valueOf(filter))
+      if (filter === 'tag') {
+        query = query.where(({ exists, selectFrom }) =>
+          exists(
+            selectFrom('product_tags as t')
+              .select('t.product_id')
+              .whereRef('t.store_id', '=', 'products.store_id')
+              .whereRef('t.product_id', '=', 'products.id')
+              .where('t.tag_key', '=', valueOf('tag')),
+          ),
+        )
+      } else if (filter !== 'status' || status === undefined) {
+        query = query.where(FILTER_COLUMNS[filter], '=', valueOf(filter))
+      }
     }
-    if (withCursor) {
-      query = query.where((eb) =>
-        eb(eb.refTuple('t.created_at', 't.product_id'), '<', eb.tuple(createdAt, id)),
-      )
-    }
-    return query.orderBy('t.created_at', 'desc').orderBy('t.product_id', 'desc').limit(limit)
+    if (status !== undefined) query = query.where('status', '=', status)
+    return newestFirst(query, ['created_at', 'id'])
   }
-  let query = db.selectFrom('products').selectAll().where('store_id', '=', storeId)
-  for (const filter of filters) {
-    if (filter !== 'tag') query = query.where(FILTER_COLUMNS[filter], '=', valueOf(filter))
+  if (
+    !filters.includes('slug') &&
+    (filters.includes('vendor') || filters.includes('productType'))
+  ) {
+    return byStatus(products)
   }
-  if (withCursor) {
-    query = query.where((eb) => eb(eb.refTuple('created_at', 'id'), '<', eb.tuple(createdAt, id)))
-  }
-  return query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit)
+  return products()
 }
 
 /** A product row as the service makes it at creation, with the tag keys of its tags. */
@@ -163,7 +212,7 @@ export async function insertProductWithUniqueSlug(
   const slug = claim.claims === 1 ? base : withSuffix(base, claim.last_suffix)
   if (claim.claims > 1) await countSlugOnce(db, storeId, slug)
   await insertProductRow(db, ...values, slug)
-  await insertTags(db, storeId, row.id, row.created_at, row.tag_keys)
+  await insertTags(db, storeId, row.id, row.created_at, row.status, row.tag_keys)
   await insertEvent(db, {
     storeId,
     id: event.id,
@@ -192,7 +241,7 @@ export async function insertProductWithSlugSetByHand(
 ): Promise<string> {
   await claimSlugSetByHand(db, row.store_id, slug)
   await insertProductRow(db, ...rowValues(row), slug)
-  await insertTags(db, row.store_id, row.id, row.created_at, row.tag_keys)
+  await insertTags(db, row.store_id, row.id, row.created_at, row.status, row.tag_keys)
   return slug
 }
 
@@ -339,7 +388,7 @@ function productInsertStatement(
   },
 ) {
   const { reserved, tagged, event } = shape
-  const [storeId, id] = values
+  const [storeId, id, , status] = values
   const createdAt = values[14]
   const [tagKeys, base] = values.slice(ROW_VALUE_COUNT) as [string, string]
   // A reserving name ("T-Shirt 3") locks its base's counter (t-shirt) before its own
@@ -379,7 +428,7 @@ function productInsertStatement(
   // checked at the end of the statement, when the product row below exists.
   const withTags = tagged
     ? (counted.with('tagged', (qc) =>
-        tagInsert(qc as unknown as QueryCreator<DB>, true, storeId, id, createdAt, tagKeys),
+        tagInsert(qc as unknown as QueryCreator<DB>, true, storeId, id, createdAt, status, tagKeys),
       ) as unknown as typeof counted)
     : counted
   return withTags
@@ -417,6 +466,7 @@ function tagInsert(
   storeId: string,
   productId: string,
   createdAt: string,
+  status: string,
   tagKeys: string,
 ) {
   const keys = postgres
@@ -424,7 +474,7 @@ function tagInsert(
     : sql<{ value: string }>`json_each(${tagKeys})`
   return db
     .insertInto('product_tags')
-    .columns(['store_id', 'product_id', 'tag_key', 'created_at'])
+    .columns(['store_id', 'product_id', 'tag_key', 'status', 'created_at'])
     .expression((eb) =>
       eb
         .selectFrom(keys.as('k'))
@@ -435,6 +485,7 @@ function tagInsert(
             : eb.cast<string>(eb.val(productId), 'text')
           ).as('product_id'),
           sql<string>`k.value`.as('tag_key'),
+          eb.cast<string>(eb.val(status), 'text').as('status'),
           (postgres
             ? eb.cast<string>(eb.val(createdAt), 'timestamptz')
             : eb.cast<string>(eb.val(createdAt), 'text')
@@ -444,8 +495,14 @@ function tagInsert(
 }
 
 const insertTags = precompiled(
-  (db: Executor, storeId: string, productId: string, createdAt: string, tagKeys: string) =>
-    tagInsert(db, isPostgres(db), storeId, productId, createdAt, tagKeys),
+  (
+    db: Executor,
+    storeId: string,
+    productId: string,
+    createdAt: string,
+    status: string,
+    tagKeys: string,
+  ) => tagInsert(db, isPostgres(db), storeId, productId, createdAt, status, tagKeys),
 )
 
 const deleteTags = precompiled((db: Executor, storeId: string, productId: string) =>
@@ -455,11 +512,11 @@ const deleteTags = precompiled((db: Executor, storeId: string, productId: string
 /** Replaces the product_tags rows of a product whose tags changed. */
 export async function replaceProductTags(
   db: Executor,
-  product: { store_id: string; id: string; created_at: string },
+  product: { store_id: string; id: string; created_at: string; status: string },
   tagKeys: string,
 ): Promise<void> {
   await deleteTags(db, product.store_id, product.id)
-  await insertTags(db, product.store_id, product.id, product.created_at, tagKeys)
+  await insertTags(db, product.store_id, product.id, product.created_at, product.status, tagKeys)
 }
 
 /**
@@ -865,9 +922,9 @@ export async function insertProductsSetByHand(
   await insertRows(
     db,
     'product_tags',
-    ['store_id', 'product_id', 'tag_key', 'created_at'],
+    ['store_id', 'product_id', 'tag_key', 'status', 'created_at'],
     products.flatMap(({ row, tagKeys }) =>
-      tagKeys.map((tagKey) => [storeId, row.id, tagKey, row.created_at]),
+      tagKeys.map((tagKey) => [storeId, row.id, tagKey, row.status, row.created_at]),
     ),
   )
 }

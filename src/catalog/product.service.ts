@@ -225,7 +225,7 @@ async function updateProductIn(
   if (!sameTags(current.tags, next.tags)) {
     await replaceProductTags(
       db,
-      { store_id: storeId, id: row.id, created_at: current.createdAt },
+      { store_id: storeId, id: row.id, created_at: current.createdAt, status: next.status },
       tagKeysJson(next.tags),
     )
   }

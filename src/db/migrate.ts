@@ -21,6 +21,8 @@ import * as postgresDeliveriesWithoutNotify from './migrations/postgres/2026-11-
 import * as postgresDeliveryIdsInTimeOrder from './migrations/postgres/2026-11-26T02-delivery-ids-in-time-order.js'
 import * as postgresManualRetries from './migrations/postgres/2026-11-26T03-manual-retries.js'
 import * as sqliteManualRetries from './migrations/sqlite/2026-11-26T03-manual-retries.js'
+import * as postgresFiltersWithStatus from './migrations/postgres/2026-11-26T04-filters-with-status.js'
+import * as sqliteFiltersWithStatus from './migrations/sqlite/2026-11-26T04-filters-with-status.js'
 
 /** Each dialect's migrations, by name; names sort in the order they are applied. */
 const MIGRATIONS: Record<Dialect, Record<string, Migration>> = {
@@ -35,6 +37,7 @@ const MIGRATIONS: Record<Dialect, Record<string, Migration>> = {
     '2026-11-26T00-webhook-deliveries-by-endpoint': sqliteDeliveriesByEndpoint,
     '2026-11-26T02-delivery-ids-in-time-order': sqliteDeliveryIdsInTimeOrder,
     '2026-11-26T03-manual-retries': sqliteManualRetries,
+    '2026-11-26T04-filters-with-status': sqliteFiltersWithStatus,
   },
   postgres: {
     '2026-11-21T00-initial': postgresInitial,
@@ -49,6 +52,7 @@ const MIGRATIONS: Record<Dialect, Record<string, Migration>> = {
     '2026-11-26T01-deliveries-without-notify': postgresDeliveriesWithoutNotify,
     '2026-11-26T02-delivery-ids-in-time-order': postgresDeliveryIdsInTimeOrder,
     '2026-11-26T03-manual-retries': postgresManualRetries,
+    '2026-11-26T04-filters-with-status': postgresFiltersWithStatus,
   },
 }
 

@@ -64,6 +64,8 @@ export interface ProductTagTable {
   store_id: string
   product_id: string
   tag_key: string
+  /** The product's status, kept equal to it (2026-11-26T04), for the tag-and-status index. */
+  status: string
   created_at: Timestamp
 }
 

@@ -182,3 +182,131 @@ describeEachDialect('POST /imports: a file that stops being CSV part-way', (dial
     assert.deepEqual(slugs, ['a'])
   })
 })
+
+describeEachDialect(
+  'POST /imports: a column the file lacks leaves its field as it is',
+  (dialect) => {
+    // Contract, part 3: "A product's `price` is its first variant's price" (the lowest
+    // position); README: "A column the file lacks leaves its field as it is on an update". A
+    // file of skus and prices only must not take the options and names of the variants it
+    // matches, nor price the product from its own first row.
+    async function productWithSizes(api: TestApi) {
+      const product = await api.createProduct({ name: 'Up 1', price: 10 })
+      assert.equal(product.slug, 'up-1')
+      for (const [sku, size, price] of [
+        ['U1-S', 'S', 10],
+        ['U1-M', 'M', 11],
+        [null, 'L', 12],
+      ] as const) {
+        const res = await api.post(`/products/${product.id}/variants`, {
+          name: size,
+          sku,
+          price,
+          options: { Size: size },
+        })
+        assert.equal(res.statusCode, 200, res.body)
+      }
+      return product.id as string
+    }
+
+    async function variantsOf(api: TestApi, id: string) {
+      const product = (await api.get(`/products/${id}`)).json().data
+      return {
+        price: product.price,
+        variants: product.variants.map((v: Record<string, unknown>) => [
+          v.sku,
+          v.name,
+          v.options,
+          v.price,
+        ]),
+      }
+    }
+
+    it('a file without option columns: options and names stay; the product is priced by its first variant', async (t) => {
+      const api = await buildTestApi(t, dialect)
+      const id = await productWithSizes(api)
+      const file = csv('Handle,Variant SKU,Variant Price', 'up-1,U1-M,50', 'up-1,U1-S,15')
+      const dry = await importText(api.database, 'store-a', file, { dryRun: true })
+      const record = await waitForImport(api, (await postCsv(api, file)).json().data.id)
+      assert.deepEqual(record.errors, [])
+      assert.deepEqual(
+        [record.productsUpdated, record.variantsUpdated, record.variantsCreated],
+        [1, 2, 0],
+      )
+      assert.deepEqual(
+        [dry.productsUpdated, dry.variantsUpdated, dry.variantsCreated],
+        [1, 2, 0],
+        'the dry run said the same',
+      )
+      assert.deepEqual(await variantsOf(api, id), {
+        price: 15,
+        variants: [
+          ['U1-S', 'S', { Size: 'S' }, 15],
+          ['U1-M', 'M', { Size: 'M' }, 50],
+          [null, 'L', { Size: 'L' }, 12],
+        ],
+      })
+      const again = await waitForImport(api, (await postCsv(api, file)).json().data.id)
+      assert.deepEqual(
+        [again.productsUpdated, again.variantsUpdated, again.variantsCreated],
+        [0, 0, 0],
+        'a second run changes nothing',
+      )
+    })
+
+    it('a file that prices only later variants leaves the product price', async (t) => {
+      const api = await buildTestApi(t, dialect)
+      const id = await productWithSizes(api)
+      const file = csv('Handle,Variant SKU,Variant Price', 'up-1,U1-M,50')
+      const record = await waitForImport(api, (await postCsv(api, file)).json().data.id)
+      assert.deepEqual([record.productsUpdated, record.variantsUpdated], [0, 1])
+      assert.equal((await variantsOf(api, id)).price, 10)
+    })
+
+    it('option columns set the options, and the name made of them unless a Variant Name is given', async (t) => {
+      const api = await buildTestApi(t, dialect)
+      const id = await productWithSizes(api)
+      const derived = csv(
+        'Handle,Option1 Name,Option1 Value,Variant SKU',
+        'up-1,Size,Small,U1-S',
+        'up-1,,Medium,U1-M',
+      )
+      const first = await waitForImport(api, (await postCsv(api, derived)).json().data.id)
+      assert.deepEqual(first.errors, [])
+      assert.deepEqual([first.productsUpdated, first.variantsUpdated], [0, 2])
+      const named = csv(
+        'Handle,Option1 Name,Option1 Value,Variant SKU,Variant Name',
+        'up-1,Size,Small,U1-S,The small one',
+      )
+      const second = await waitForImport(api, (await postCsv(api, named)).json().data.id)
+      assert.deepEqual([second.productsUpdated, second.variantsUpdated], [0, 1])
+      const nameOnly = csv('Handle,Variant SKU,Variant Name', 'up-1,U1-M,The medium one')
+      const third = await waitForImport(api, (await postCsv(api, nameOnly)).json().data.id)
+      assert.deepEqual([third.productsUpdated, third.variantsUpdated], [0, 1])
+      assert.deepEqual(await variantsOf(api, id), {
+        price: 10,
+        variants: [
+          ['U1-S', 'The small one', { Size: 'Small' }, 10],
+          ['U1-M', 'The medium one', { Size: 'Medium' }, 11],
+          [null, 'L', { Size: 'L' }, 12],
+        ],
+      })
+    })
+
+    it('a new product without option columns: Default Title variants, priced by its first row', async (t) => {
+      const api = await buildTestApi(t, dialect)
+      const file = csv('Handle,Title,Variant SKU,Variant Price', 'new,New,N-1,7', 'new,,N-2,3')
+      const record = await waitForImport(api, (await postCsv(api, file)).json().data.id)
+      assert.deepEqual(record.errors, [])
+      assert.deepEqual([record.productsCreated, record.variantsCreated], [1, 2])
+      const [product] = (await api.get('/products?slug=new')).json().data
+      assert.deepEqual(await variantsOf(api, product.id), {
+        price: 7,
+        variants: [
+          ['N-1', 'Default Title', {}, 7],
+          ['N-2', 'Default Title', {}, 3],
+        ],
+      })
+    })
+  },
+)

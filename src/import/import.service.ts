@@ -624,7 +624,7 @@ async function planProduct(
   for (const variant of product.variants) {
     const problems = check(validators.createVariant, variant.input as Record<string, unknown>)
     if (problems.length > 0) {
-      fieldError(variant.row, problems, variantColumns(product, variant))
+      fieldError(variant.row, problems, product.variantColumns)
       continue
     }
     const { sku } = variant.input
@@ -684,8 +684,28 @@ async function planProduct(
     if (target) matched.add(target.id)
     plans.push({ variant, target, patch: target ? variantChanges(target, variant) : {} })
   }
+  // The product's price is its first variant's, unless the export's Product Price column gives
+  // it.
+  const price = product.fields.price === undefined ? firstVariantPrice(stored, plans) : undefined
+  if (price !== undefined) {
+    if (createInput) createInput.price = price
+    else if (current && price !== current.price) patch.price = price
+  }
   if (errors.length > 0) return failed(uniqueErrors(errors))
   return { current, createInput, patch, variants: plans }
+}
+
+/**
+ * The price of the product's first variant (the lowest position) after the import, when the
+ * file gives it: its stored first variant's row of the file, or, for a product without
+ * variants yet, the file's first. Undefined when the file does not price that variant, which
+ * leaves the product's price as it is (or the default of a create).
+ */
+function firstVariantPrice(stored: Variant[], plans: VariantPlan[]): number | undefined {
+  const first = stored[0]
+  const plan = first ? plans.find((p) => p.target?.id === first.id) : plans[0]
+  if (!plan?.variant.sets.has('price')) return undefined
+  return plan.variant.input.price ?? undefined
 }
 
 /**
@@ -880,23 +900,6 @@ function statusRefused(
   }
 }
 
-/** The columns the fields of a variant's row came from, for its errors. */
-function variantColumns(product: MappedProduct, variant: MappedVariant): Record<string, string> {
-  void variant
-  return {
-    name: 'Variant Name',
-    sku: 'Variant SKU',
-    barcode: 'Variant Barcode',
-    price:
-      product.columns.price === 'Product Price'
-        ? 'Variant Price'
-        : (product.columns.price ?? 'Variant Price'),
-    compare_at_price: 'Variant Compare At Price',
-    weight_grams: 'Variant Grams',
-    options: 'Option1 Value',
-  }
-}
-
 /** The fields of a PATCH that would change the stored product: empty when none would. */
 function productChanges(current: Product, fields: UpdateProductInput): UpdateProductInput {
   const patch: UpdateProductInput = {}
@@ -935,7 +938,7 @@ function variantChanges(current: Variant, variant: MappedVariant): UpdateVariant
   const patch: UpdateVariantInput = {}
   const input = variant.input
   const sets = variant.sets
-  if (input.name !== current.name) patch.name = input.name
+  if (sets.has('name') && input.name !== current.name) patch.name = input.name
   if (sets.has('sku') && (input.sku ?? null) !== current.sku) patch.sku = input.sku ?? null
   if (sets.has('barcode') && (input.barcode ?? null) !== current.barcode)
     patch.barcode = input.barcode ?? null
@@ -945,7 +948,7 @@ function variantChanges(current: Variant, variant: MappedVariant): UpdateVariant
     patch.compare_at_price = input.compare_at_price ?? null
   if (sets.has('weight_grams') && (input.weight_grams ?? null) !== current.weightGrams)
     patch.weight_grams = input.weight_grams ?? null
-  if (optionsKey(input.options ?? {}) !== optionsKey(current.options))
+  if (sets.has('options') && optionsKey(input.options ?? {}) !== optionsKey(current.options))
     patch.options = input.options ?? {}
   return patch
 }

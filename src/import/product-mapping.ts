@@ -27,7 +27,11 @@ export interface MappedVariant {
   row: number
   /** Every field a create takes; `price` left out when the file gives none. */
   input: CreateVariantInput
-  /** The fields the file sets (a column it lacks leaves the stored value on an update). */
+  /**
+   * The fields the file sets (a column it lacks leaves the stored value on an update): the
+   * options only when the file has option columns, the name when it has those or a Variant
+   * Name.
+   */
   sets: ReadonlySet<keyof CreateVariantInput>
 }
 
@@ -43,6 +47,8 @@ export interface MappedProduct {
   errors: ImportError[]
   /** The column each field came from, to name it in errors found later. */
   columns: Record<string, string>
+  /** The column each field of a variant comes from, as the file names it, for its errors. */
+  variantColumns: Record<string, string>
 }
 
 const MAX_HANDLE_SLUG = 128
@@ -148,6 +154,7 @@ export function mapProduct(header: Header, handle: string, records: CsvRecord[])
   const optionNames = header.options.map((slot) =>
     slot.name === undefined ? '' : (first.fields[slot.name] ?? ''),
   )
+  const fileHasOptions = header.options.some((slot) => slot.value !== undefined)
   const variants: MappedVariant[] = []
   const images: { url: string; alt: string | null; position: number; order: number }[] = []
   for (const record of records) {
@@ -170,11 +177,9 @@ export function mapProduct(header: Header, handle: string, records: CsvRecord[])
     images.sort((a, b) => a.position - b.position || a.order - b.order)
     fields.images = images.map(({ url, alt }) => ({ url, alt }))
   }
-  // A product's price is its first variant's, unless the export's own column gives it.
-  if (fields.price === undefined && variants[0]?.input.price != null) {
-    fields.price = variants[0].input.price
-    columns.price = columnName(header, 'price')
-  }
+  // A product's price is its first variant's, unless the export's own column gives it: which
+  // variant is first (the lowest position) is known once the stored ones are read, so the
+  // import service sets it (firstVariantPrice).
 
   function mapVariant(record: CsvRecord): MappedVariant | undefined {
     const options: Record<string, string> = {}
@@ -219,11 +224,16 @@ export function mapProduct(header: Header, handle: string, records: CsvRecord[])
       delete options[entries[0]![0]]
     }
     const values = Object.values(options)
+    // A create takes every field: without option columns a variant has no options and is
+    // `Default Title`. An update sets the options only when the file has option columns, and
+    // the name when it gives one (Variant Name) or the options it is made of.
     const input: CreateVariantInput = {
       name: name || (values.length === 0 ? 'Default Title' : values.join(' / ')),
       options,
     }
-    const sets = new Set<keyof CreateVariantInput>(['name', 'options'])
+    const sets = new Set<keyof CreateVariantInput>()
+    if (fileHasOptions) sets.add('options')
+    if (name || fileHasOptions) sets.add('name')
     const set = <K extends keyof CreateVariantInput>(
       field: K,
       value: CreateVariantInput[K] | undefined,
@@ -248,6 +258,15 @@ export function mapProduct(header: Header, handle: string, records: CsvRecord[])
     variants,
     errors,
     columns,
+    variantColumns: {
+      name: columnName(header, 'variantName'),
+      sku: columnName(header, 'sku'),
+      barcode: columnName(header, 'barcode'),
+      price: columnName(header, 'price'),
+      compare_at_price: columnName(header, 'compareAtPrice'),
+      weight_grams: columnName(header, 'grams'),
+      options: 'Option1 Value',
+    },
   }
 }
 

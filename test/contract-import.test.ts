@@ -146,6 +146,47 @@ describeEachDialect('POST /imports: errors name the column', (dialect) => {
   })
 })
 
+describeEachDialect('POST /imports: errors of images and options name their column', (dialect) => {
+  const fields = (record: Record<string, any>) =>
+    record.errors.map((e: Record<string, unknown>) => [e.row, e.handle, e.field])
+
+  it('alt text, an option name, an option value and the name the values make', async (t) => {
+    const api = await buildTestApi(t, dialect)
+    const file = csv(
+      'Handle,Title,Option1 Name,Option1 Value,Option2 Name,Option2 Value,Variant Price,Image Src,Image Alt Text',
+      `a,A,Size,S,,,1,https://cdn.example.com/a.jpg,${'x'.repeat(513)}`,
+      `b,B,${'n'.repeat(65)},S,,,1,,`,
+      `c,C,Size,${'v'.repeat(256)},,,1,,`,
+      `d,D,Size,${'s'.repeat(200)},Color,${'c'.repeat(100)},1,,`,
+    )
+    const record = await waitForImport(api, (await postCsv(api, file)).json().data.id)
+    assert.deepEqual(fields(record), [
+      [2, 'a', 'Image Alt Text'],
+      [3, 'b', 'Option1 Name'],
+      [4, 'c', 'Option1 Value'],
+      [5, 'd', 'Option1 Value'],
+    ])
+    assert.match(record.errors[3].message, /joined/, 'the name made of the values, said so')
+    assert.equal(record.rowsFailed, 4)
+  })
+
+  it("the 2025 layout's names", async (t) => {
+    const api = await buildTestApi(t, dialect)
+    const file = csv(
+      'URL handle,Title,Option1 name,Option1 value,Price,Product image URL,Image alt text',
+      `a,A,Size,S,1,https://cdn.example.com/a.jpg,${'x'.repeat(513)}`,
+      `b,B,${'n'.repeat(65)},S,1,,`,
+      `c,C,Size,${'v'.repeat(256)},1,,`,
+    )
+    const record = await waitForImport(api, (await postCsv(api, file)).json().data.id)
+    assert.deepEqual(fields(record), [
+      [2, 'a', 'Image alt text'],
+      [3, 'b', 'Option1 name'],
+      [4, 'c', 'Option1 value'],
+    ])
+  })
+})
+
 describeEachDialect('POST /imports: a file that stops being CSV part-way', (dialect) => {
   // "invalid_csv for a file that cannot be read as CSV from that row on"; "1 when some failed
   // (the others are imported all the same)": the products whose rows all come before the

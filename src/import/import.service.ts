@@ -588,10 +588,15 @@ async function planProduct(
   const fieldError = (row: number, problems: FieldProblem[], columns: Record<string, string>) => {
     for (const problem of problems) {
       const root = problem.field.split('.')[0]!
+      // An image's alt text has a column of its own: `images.3.alt` is on `images.alt`'s.
+      const leaf = problem.field
+        .split('.')
+        .filter((part) => !/^\d+$/.test(part))
+        .join('.')
       errors.push({
         row,
         handle,
-        field: columns[root] ?? problem.field,
+        field: columns[leaf] ?? columns[root] ?? problem.field,
         error: 'validation_failed',
         message: problem.message,
       })
@@ -624,7 +629,15 @@ async function planProduct(
   for (const variant of product.variants) {
     const problems = check(validators.createVariant, variant.input as Record<string, unknown>)
     if (problems.length > 0) {
-      fieldError(variant.row, problems, product.variantColumns)
+      for (const { column, message } of variantProblems(product, variant, problems)) {
+        errors.push({
+          row: variant.row,
+          handle,
+          field: column,
+          error: 'validation_failed',
+          message,
+        })
+      }
       continue
     }
     const { sku } = variant.input
@@ -636,7 +649,7 @@ async function planProduct(
           conflict(
             variant.row,
             handle,
-            'Variant SKU',
+            product.variantColumns.sku!,
             'duplicate_sku',
             `the sku "${clip(sku)}" is already on row ${earlier}`,
           ),
@@ -652,7 +665,7 @@ async function planProduct(
           conflict(
             variant.row,
             handle,
-            'Option1 Value',
+            product.variantColumns.options!,
             'duplicate_options',
             `the same options as row ${earlier}`,
           ),
@@ -672,7 +685,7 @@ async function planProduct(
           conflict(
             variant.row,
             handle,
-            'Variant SKU',
+            product.variantColumns.sku!,
             'duplicate_sku',
             `another product ${holder !== undefined ? `of the file (handle "${clip(holder)}")` : 'of the store'} has the sku "${clip(sku)}"`,
           ),
@@ -693,6 +706,44 @@ async function planProduct(
   }
   if (errors.length > 0) return failed(uniqueErrors(errors))
   return { current, createInput, patch, variants: plans }
+}
+
+/**
+ * A variant's problems (by the API's schema), each on the column of the file it is about: an
+ * option's name or value on its own column. A name made of the option values (the file gives
+ * no Variant Name) is not a column of the file: its problem is reported once, on the first
+ * value's column, and not at all when a value has a problem of its own (a value over 255
+ * characters makes a name over 255 too: one error says it).
+ */
+function variantProblems(
+  product: MappedProduct,
+  variant: MappedVariant,
+  problems: FieldProblem[],
+): { column: string; message: string }[] {
+  const options = variant.input.options ?? {}
+  const slots = product.optionColumns.filter((slot) => Object.hasOwn(options, slot.name))
+  const valuesColumn = slots[0]?.valueColumn ?? product.variantColumns.options!
+  const found: { column: string; message: string }[] = []
+  for (const { field, message } of problems) {
+    const root = field.split('.')[0]!
+    if (root === 'options') {
+      // A value's problem is on `options.<name>`; a name's on `options`, as `key "<name>" ...`.
+      const slot =
+        slots.find((s) => field === `options.${s.name}`) ??
+        slots.find((s) => field === 'options' && message.startsWith(`key "${s.name}" `))
+      const column = !slot ? valuesColumn : field === 'options' ? slot.nameColumn : slot.valueColumn
+      found.push({ column, message })
+    } else if (root === 'name' && variant.nameFromOptions) {
+      if (problems.some((problem) => problem.field.split('.')[0] === 'options')) continue
+      found.push({
+        column: valuesColumn,
+        message: `the option values joined by " / " (the variant's name) ${message}`,
+      })
+    } else {
+      found.push({ column: product.variantColumns[root] ?? field, message })
+    }
+  }
+  return found
 }
 
 /**

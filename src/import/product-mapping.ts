@@ -27,6 +27,8 @@ export interface MappedVariant {
   row: number
   /** Every field a create takes; `price` left out when the file gives none. */
   input: CreateVariantInput
+  /** Whether its name is made of its option values (no Variant Name given), for its errors. */
+  nameFromOptions: boolean
   /**
    * The fields the file sets (a column it lacks leaves the stored value on an update): the
    * options only when the file has option columns, the name when it has those or a Variant
@@ -49,6 +51,8 @@ export interface MappedProduct {
   columns: Record<string, string>
   /** The column each field of a variant comes from, as the file names it, for its errors. */
   variantColumns: Record<string, string>
+  /** Per option number, its name (from the first row) and its columns, as the file names them. */
+  optionColumns: { name: string; nameColumn: string; valueColumn: string }[]
 }
 
 const MAX_HANDLE_SLUG = 128
@@ -154,6 +158,11 @@ export function mapProduct(header: Header, handle: string, records: CsvRecord[])
   const optionNames = header.options.map((slot) =>
     slot.name === undefined ? '' : (first.fields[slot.name] ?? ''),
   )
+  const optionColumns = header.options.map((slot, n) => ({
+    name: optionNames[n]!,
+    nameColumn: slot.name === undefined ? `Option${n + 1} Name` : header.names[slot.name]!,
+    valueColumn: slot.value === undefined ? `Option${n + 1} Value` : header.names[slot.value]!,
+  }))
   const fileHasOptions = header.options.some((slot) => slot.value !== undefined)
   const variants: MappedVariant[] = []
   const images: { url: string; alt: string | null; position: number; order: number }[] = []
@@ -174,6 +183,7 @@ export function mapProduct(header: Header, handle: string, records: CsvRecord[])
   }
   if (header.index.imageSrc !== undefined) {
     columns.images = columnName(header, 'imageSrc')
+    if (header.index.imageAlt !== undefined) columns['images.alt'] = columnName(header, 'imageAlt')
     images.sort((a, b) => a.position - b.position || a.order - b.order)
     fields.images = images.map(({ url, alt }) => ({ url, alt }))
   }
@@ -188,13 +198,13 @@ export function mapProduct(header: Header, handle: string, records: CsvRecord[])
       const value = slot.value === undefined ? '' : (record.fields[slot.value] ?? '')
       if (value === '') return
       anyValue = true
-      const name = optionNames[n]!
+      const { name, nameColumn, valueColumn } = optionColumns[n]!
       if (name === '') {
-        fail(record.row, `Option${n + 1} Name`, `is required when Option${n + 1} Value is given`)
+        fail(record.row, nameColumn, `is required when ${valueColumn} is given`)
         return
       }
       if (Object.hasOwn(options, name)) {
-        fail(record.row, `Option${n + 1} Name`, `names the option "${clip(name)}" twice`)
+        fail(record.row, nameColumn, `names the option "${clip(name)}" twice`)
         return
       }
       options[name] = value
@@ -247,7 +257,7 @@ export function mapProduct(header: Header, handle: string, records: CsvRecord[])
     if (price !== null) set('price', price)
     set('compare_at_price', compareAt)
     set('weight_grams', grams == null ? grams : Math.round(grams))
-    return { row: record.row, input, sets }
+    return { row: record.row, input, nameFromOptions: !name && values.length > 0, sets }
   }
 
   return {
@@ -265,8 +275,9 @@ export function mapProduct(header: Header, handle: string, records: CsvRecord[])
       price: columnName(header, 'price'),
       compare_at_price: columnName(header, 'compareAtPrice'),
       weight_grams: columnName(header, 'grams'),
-      options: 'Option1 Value',
+      options: optionColumns[0]?.valueColumn ?? 'Option1 Value',
     },
+    optionColumns,
   }
 }
 

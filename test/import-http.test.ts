@@ -211,6 +211,13 @@ describeEachDialect('import jobs cut short', (dialect) => {
     assert.ok(stopped!.finishedAt)
     const written = (await catalogue(database, 'shop')).length
     assert.ok(written < 1000, 'it stopped before the end')
+    // Its counts are those of everything committed, not of its last progress write (at most
+    // every 250 ms): the first batch is committed before the job can see that it must stop.
+    assert.ok(written > 0)
+    assert.deepEqual(
+      [stopped!.productsCreated, stopped!.variantsCreated, stopped!.rowsProcessed],
+      [written, 2 * written, 2 * written],
+    )
     const summary = await importCatalog(database, 'shop', Readable.from([Buffer.from(file)]))
     assert.equal(summary.rowsFailed, 0)
     assert.equal(summary.productsCreated, 1000 - written, 'each product written before is whole')

@@ -107,6 +107,8 @@ export function createImportJobs(database: Database, options: ImportJobsOptions)
 
   const run = async (storeId: string, id: string, file: string) => {
     let summary: ImportSummary | undefined
+    // The import's summary as of its last committed batch: what a job cut short records.
+    let committed: ImportSummary | undefined
     let lastWrite = now()
     try {
       summary = await importCatalog(
@@ -116,6 +118,7 @@ export function createImportJobs(database: Database, options: ImportJobsOptions)
         {
           batch: JOB_BATCH[database.dialect],
           onProgress: async (_progress, so) => {
+            committed = so
             if (stopping) throw new ImportStopped()
             if (now() - lastWrite < PROGRESS_INTERVAL_MS) return
             lastWrite = now()
@@ -154,7 +157,7 @@ export function createImportJobs(database: Database, options: ImportJobsOptions)
             storeId,
             id,
             { status: 'failed', failure_reason: reason, finished_at: iso() },
-            undefined,
+            committed && countsOf(committed),
           ),
         )
         .catch((failure: unknown) => options.onError?.(failure))

@@ -150,7 +150,7 @@ describeEachDialect('POST /imports: errors of images and options name their colu
   const fields = (record: Record<string, any>) =>
     record.errors.map((e: Record<string, unknown>) => [e.row, e.handle, e.field])
 
-  it('alt text, an option name, an option value and the name the values make', async (t) => {
+  it('alt text, an option name, an option value, the name the values make and an image URL', async (t) => {
     const api = await buildTestApi(t, dialect)
     const file = csv(
       'Handle,Title,Option1 Name,Option1 Value,Option2 Name,Option2 Value,Variant Price,Image Src,Image Alt Text',
@@ -158,6 +158,7 @@ describeEachDialect('POST /imports: errors of images and options name their colu
       `b,B,${'n'.repeat(65)},S,,,1,,`,
       `c,C,Size,${'v'.repeat(256)},,,1,,`,
       `d,D,Size,${'s'.repeat(200)},Color,${'c'.repeat(100)},1,,`,
+      'e,E,Size,S,,,1,http://:80/e.jpg,',
     )
     const record = await waitForImport(api, (await postCsv(api, file)).json().data.id)
     assert.deepEqual(fields(record), [
@@ -165,9 +166,11 @@ describeEachDialect('POST /imports: errors of images and options name their colu
       [3, 'b', 'Option1 Name'],
       [4, 'c', 'Option1 Value'],
       [5, 'd', 'Option1 Value'],
+      [6, 'e', 'Image Src'],
     ])
     assert.match(record.errors[3].message, /joined/, 'the name made of the values, said so')
-    assert.equal(record.rowsFailed, 4)
+    assert.match(record.errors[4].message, /absolute http/, 'an image URL without a host')
+    assert.equal(record.rowsFailed, 5)
   })
 
   it("the 2025 layout's names", async (t) => {

@@ -1,6 +1,4 @@
-import { validationFailed, type FieldProblem } from '../errors.js'
 import type { ProductImage } from '../db/schema.js'
-import { isAbsoluteHttpUrl } from '../http/validation.js'
 
 /**
  * The new fields of part 2 as they are kept: tags without their case-insensitive repeats,
@@ -31,22 +29,4 @@ export function tagKeysJson(tags: readonly string[]): string {
 /** Images as kept: `{url, alt}`, alt null when not sent. */
 export function normalizeImages(images: readonly { url: string; alt?: string | null }[]) {
   return images.map((image): ProductImage => ({ url: image.url, alt: image.alt ?? null }))
-}
-
-/**
- * Throws validation_failed for an image URL that is not an absolute http(s) URL with a host:
- * what the schema's `http-url` format checks, for input that does not come through a schema.
- */
-export function checkImageUrls(images: readonly { url: string }[] | null | undefined): void {
-  if (!images) return
-  const problems: FieldProblem[] = []
-  images.forEach((image, i) => {
-    if (!isAbsoluteHttpUrl(image.url)) {
-      problems.push({
-        field: `images.${i}.url`,
-        message: 'must be an absolute http:// or https:// URL',
-      })
-    }
-  })
-  if (problems.length > 0) throw validationFailed(problems)
 }

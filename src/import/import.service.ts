@@ -12,12 +12,7 @@ import {
   type UpdateVariantInput,
   type Variant,
 } from '../catalog/catalog.schemas.js'
-import {
-  checkImageUrls,
-  normalizeImages,
-  tagKeysJson,
-  uniqueTags,
-} from '../catalog/record-fields.js'
+import { normalizeImages, tagKeysJson, uniqueTags } from '../catalog/record-fields.js'
 import {
   findProductsBySlugs,
   insertProductsSetByHand,
@@ -452,15 +447,10 @@ function writesNothing(plan: ProductPlan): boolean {
 }
 
 /**
- * Whether a new product can be written with others: what createProductWork and
- * addVariantWork would refuse of it (an image URL, a position) leaves it to them.
+ * Whether a new product can be written with others: what addVariantWork would refuse of it
+ * (a position) leaves it to it.
  */
 function insertable(plan: ProductPlan): boolean {
-  try {
-    checkImageUrls(plan.createInput?.images)
-  } catch {
-    return false
-  }
   return (
     plan.variants.length <= MAX_POSITION &&
     plan.variants.every(({ variant }) => variant.input.position === undefined)

@@ -90,14 +90,23 @@ export async function claimDeliveries(
   if (isPostgres(db)) {
     // The rows are found by their key, then checked once locked (a lock returns the row's
     // latest version). With the checks beside the key, the planner took the partial index
-    // of due deliveries and walked every due delivery of the store for each key.
+    // of due deliveries and walked every due delivery of the store for each key. Each key is
+    // looked up on its own, in a LATERAL subquery with LIMIT 1: one the planner cannot pull
+    // up into a join, so a probe of the primary key whatever the statistics say (joined to
+    // unnest(), a fresh or growing table was hash joined, read whole on every pass). The
+    // UPDATE finds the locked rows by their key (not their ctid: see recordOutcomes): its
+    // estimate of the CTE's rows once filtered is PostgreSQL's default selectivities, not
+    // the table's statistics (about one row), so it probes the primary key too.
     const { rows } = await sql<DeliveryKey>`
       with locked as (
         select d.store_id, d.id, d.status, d.next_attempt_at
         from unnest(${keys.map((k) => k.store_id)}::text[], ${keys.map((k) => k.id)}::uuid[])
           as k(store_id, id)
-        join webhook_deliveries d on d.store_id = k.store_id and d.id = k.id
-        for update of d skip locked
+        cross join lateral (
+          select x.store_id, x.id, x.status, x.next_attempt_at from webhook_deliveries x
+          where x.store_id = k.store_id and x.id = k.id
+          limit 1
+          for update skip locked) d
       )
       update webhook_deliveries d set next_attempt_at = ${leaseUntil}::timestamptz
       from locked c
@@ -137,17 +146,27 @@ export async function findAttempts(db: Executor, keys: DeliveryKey[]): Promise<C
   if (keys.length === 0) return []
   const postgres = isPostgres(db)
   const { rows } = postgres
-    ? await sql<ClaimedRow>`
+    ? // Key by key, each table in a LATERAL with LIMIT 1: probes of primary keys, never a
+      // scan, whatever the statistics say (as an IN over unnest() on a table never analyzed,
+      // the planner read every delivery of the endpoint through webhook_deliveries_of_endpoint).
+      await sql<ClaimedRow>`
         select d.store_id, d.id, d.endpoint_id, d.event_id, d.attempts, w.url, w.secret,
           d.manual_retry, ev.xid::text as xid, ev.seq, ev.type, ev.object, ev.previous, ev.created_at
-        from webhook_deliveries d
-        join webhook_endpoints w on w.store_id = d.store_id and w.id = d.endpoint_id
-        left join events ev
-          on ev.store_id = d.store_id and ev.xid = d.event_xid and ev.seq = d.event_seq
-        where (d.store_id, d.id) in (
-          select * from unnest(${keys.map((k) => k.store_id)}::text[], ${keys.map((k) => k.id)}::uuid[]))`.execute(
-        db,
-      )
+        from unnest(${keys.map((k) => k.store_id)}::text[], ${keys.map((k) => k.id)}::uuid[])
+          as k(store_id, id)
+        cross join lateral (
+          select x.store_id, x.id, x.endpoint_id, x.event_id, x.attempts, x.manual_retry,
+            x.event_xid, x.event_seq
+          from webhook_deliveries x where x.store_id = k.store_id and x.id = k.id
+          limit 1) d
+        cross join lateral (
+          select x.url, x.secret from webhook_endpoints x
+          where x.store_id = d.store_id and x.id = d.endpoint_id
+          limit 1) w
+        left join lateral (
+          select x.xid, x.seq, x.type, x.object, x.previous, x.created_at from events x
+          where x.store_id = d.store_id and x.xid = d.event_xid and x.seq = d.event_seq
+          limit 1) ev on true`.execute(db)
     : await sql<ClaimedRow>`
         select d.store_id, d.id, d.endpoint_id, d.event_id, d.attempts, w.url, w.secret,
           d.manual_retry, case when ev.seq is null then null else '0' end as xid, ev.seq, ev.type, ev.object,
@@ -208,6 +227,18 @@ export async function recordOutcomes(db: Executor, recorded: RecordedOutcome[]):
   if (recorded.length === 0) return
   const column = <T>(pick: (r: RecordedOutcome) => T) => recorded.map(pick)
   if (isPostgres(db)) {
+    // Joined to unnest(), a fresh or growing table was hash joined, read whole on every pass,
+    // and an UPDATE's target cannot be a LATERAL subquery. Nor can the rows be locked by key
+    // in a CTE and updated by the ctid it returns: when the lock waits for another
+    // transaction's update of the row (a manual retry), it returns the new version, which
+    // this statement's snapshot does not see, and the outcome is silently not recorded
+    // (tried: UPDATE 0); and that join on ctid was hash joined over a scan all the same. So
+    // the plan is steered instead: with sequential scans off for the rest of the transaction
+    // (the dispatcher's write, whose other statements are key lookups too), each outcome is a
+    // probe of the primary key. The statement is unchanged, so a concurrent update is
+    // rechecked as in any UPDATE, and no outcome is skipped. Outside a transaction the
+    // setting lasts for its own statement only: no effect, no harm.
+    await sql`select set_config('enable_seqscan', 'off', true)`.execute(db)
     await sql`
       update webhook_deliveries d set status = o.status, attempts = o.attempts,
         last_attempt_at = o.last_attempt_at, last_status_code = o.last_status_code,

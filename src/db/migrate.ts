@@ -23,6 +23,8 @@ import * as postgresManualRetries from './migrations/postgres/2026-11-26T03-manu
 import * as sqliteManualRetries from './migrations/sqlite/2026-11-26T03-manual-retries.js'
 import * as postgresFiltersWithStatus from './migrations/postgres/2026-11-26T04-filters-with-status.js'
 import * as sqliteFiltersWithStatus from './migrations/sqlite/2026-11-26T04-filters-with-status.js'
+import * as postgresNoDueIndex from './migrations/postgres/2026-11-26T05-no-due-index.js'
+import * as sqliteNoDueIndex from './migrations/sqlite/2026-11-26T05-no-due-index.js'
 
 /** Each dialect's migrations, by name; names sort in the order they are applied. */
 const MIGRATIONS: Record<Dialect, Record<string, Migration>> = {
@@ -38,6 +40,7 @@ const MIGRATIONS: Record<Dialect, Record<string, Migration>> = {
     '2026-11-26T02-delivery-ids-in-time-order': sqliteDeliveryIdsInTimeOrder,
     '2026-11-26T03-manual-retries': sqliteManualRetries,
     '2026-11-26T04-filters-with-status': sqliteFiltersWithStatus,
+    '2026-11-26T05-no-due-index': sqliteNoDueIndex,
   },
   postgres: {
     '2026-11-21T00-initial': postgresInitial,
@@ -53,6 +56,7 @@ const MIGRATIONS: Record<Dialect, Record<string, Migration>> = {
     '2026-11-26T02-delivery-ids-in-time-order': postgresDeliveryIdsInTimeOrder,
     '2026-11-26T03-manual-retries': postgresManualRetries,
     '2026-11-26T04-filters-with-status': postgresFiltersWithStatus,
+    '2026-11-26T05-no-due-index': postgresNoDueIndex,
   },
 }
 

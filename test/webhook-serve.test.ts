@@ -40,9 +40,18 @@ describeEachDialect('catalog serve delivers webhooks', (dialect) => {
     assert.equal(logged.statusCode, 500)
     assert.ok(!server.stdout().includes(down.secret.slice(6)))
     assert.ok(!server.stdout().includes(live.secret.slice(6)))
-    const metrics = await request(server, 'GET', '/metrics')
-    assert.match(metrics.body, /webhook_delivery_attempts_total\{outcome="succeeded"\} 1/)
-    assert.match(metrics.body, /webhook_delivery_attempts_total\{outcome="retry"\} 1/)
+    // An attempt is counted when its outcome is back from the sender's thread, a moment after
+    // the receiver has the request.
+    const counted = [
+      /webhook_delivery_attempts_total\{outcome="succeeded"\} 1/,
+      /webhook_delivery_attempts_total\{outcome="retry"\} 1/,
+    ]
+    let metrics = await request(server, 'GET', '/metrics')
+    for (let i = 0; i < 50 && !counted.every((line) => line.test(metrics.body)); i++) {
+      await new Promise((resolve) => setTimeout(resolve, 100))
+      metrics = await request(server, 'GET', '/metrics')
+    }
+    for (const line of counted) assert.match(metrics.body, line)
     assert.match(metrics.body, /webhook_oldest_pending_delivery_age_seconds \d/)
     assert.deepEqual(receiver.rejected, [])
     assert.equal((await server.stop('SIGTERM')).code, 0)

@@ -40,7 +40,7 @@ export const HTTP_URL = 'x-http-url'
  * (`http:///a`, which WHATWG's parser would read as host `a`), no whitespace, control
  * character or backslash anywhere (the parser would quietly drop or turn them).
  */
-export function isAbsoluteHttpUrl(value: string): boolean {
+function isAbsoluteHttpUrl(value: string): boolean {
   if (!/^https?:\/\/[^/?#]/i.test(value) || /[\s\p{Cc}\\]/u.test(value)) return false
   try {
     return new URL(value).hostname !== ''

@@ -174,6 +174,41 @@ describeEachDialect('the event feed', (dialect) => {
     }
   })
 
+  it('a well-formed cursor that names no position the feed handed out is 400: past the end, a made-up transaction, a changed sequence number', async (t) => {
+    const api = await buildTestApi(t, dialect)
+    await createProducts(api, 3)
+    await readFeed(api, { atLeast: 3 })
+    const decode = (cursor: string) => Buffer.from(cursor, 'base64url').toString()
+    const encode = (text: string) => Buffer.from(text).toString('base64url')
+    const real: string[] = []
+    for (const limit of [1, 2, 3]) real.push(decode((await page(api, `limit=${limit}`)).nextCursor))
+    const [first, , last] = real.map((text) => text.split('.') as [string, string, string])
+    // On PostgreSQL a position pairs its transaction with its number; SQLite's xid is always 0.
+    const forged = [
+      `e1.${last![1]}.${Number(last![2]) + 1000}`,
+      `e1.${BigInt(last![1]) + 1000n}.${last![2]}`,
+      `e1.${first![1]}.${last![2]}`,
+      'e1.0.999999',
+      'e1.7.1',
+    ].filter((text) => !real.includes(text))
+    assert.ok(forged.length >= 4)
+    for (const text of forged) {
+      const body = expectError(
+        await api.get(`/events?after=${encode(text)}`),
+        400,
+        'validation_failed',
+      )
+      assert.deepEqual(
+        body.details!.map((detail) => detail.field),
+        ['after'],
+        text,
+      )
+    }
+    // The real ones read on.
+    assert.equal((await page(api, `after=${encode(real[0]!)}`)).data.length, 2)
+    assert.equal((await page(api, `after=${encode(real[2]!)}`)).data.length, 0)
+  })
+
   it('a store sees only its own events, whatever cursor it sends; a read key reads the feed; no key is 401', async (t) => {
     const api = await buildTestApi(t, dialect)
     const otherKey = await api.newKey({ store: 'store-b' })
@@ -192,11 +227,17 @@ describeEachDialect('the event feed', (dialect) => {
       theirPage.data.map((event) => event.data.object.id),
       theirs,
     )
-    // Store A's cursor, sent by store B, is only a position: B sees its own events after it.
-    const [firstOfA] = (await page(api, 'limit=1')).data
-    const crossed = await page(api, `after=${(await page(api, 'limit=1')).nextCursor}`, otherKey)
-    assert.ok(crossed.data.every((event) => theirs.includes(event.data.object.id)))
-    assert.ok(firstOfA)
+    // Store A's cursor is not one of store B's feed.
+    const cursorOfA = (await page(api, 'limit=1')).nextCursor
+    const crossed = expectError(
+      await api.get(`/events?after=${cursorOfA}`, otherKey),
+      400,
+      'validation_failed',
+    )
+    assert.deepEqual(
+      crossed.details!.map((detail) => detail.field),
+      ['after'],
+    )
     const res = await api.request('GET', '/events', { key: 'ck_nope' })
     expectError(res, 401, 'unauthorized')
   })

@@ -1,4 +1,4 @@
-import { validationFailed } from '../errors.js'
+import { validationFailed, type AppError } from '../errors.js'
 import type { EventPosition } from './event.repository.js'
 
 /**
@@ -26,7 +26,22 @@ export function decodeEventCursor(cursor: string): EventPosition {
       return position
     }
   }
-  throw validationFailed([{ field: 'after', message: 'must be a nextCursor from the event feed' }])
+  throw cursorNotMade()
+}
+
+/**
+ * 400 for a cursor that decodes but names no place the store's feed has handed out: every
+ * nextCursor is the start, the position of one of the store's events, or its pruning mark.
+ */
+export function cursorNotMade(): AppError {
+  return validationFailed([
+    { field: 'after', message: "must be a nextCursor from this store's event feed" },
+  ])
+}
+
+/** Whether two positions are the same place in the feed. */
+export function isSamePosition(a: EventPosition, b: EventPosition | undefined): boolean {
+  return b !== undefined && a.seq === b.seq && BigInt(a.xid) === BigInt(b.xid)
 }
 
 /** Whether position a comes before position b in the feed. */

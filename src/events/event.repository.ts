@@ -134,6 +134,26 @@ export async function findEventRows(db: Executor, query: EventPageQuery): Promis
   return rows
 }
 
+/** Whether the store has an event at exactly this position (one probe of its primary key). */
+export async function hasEventAt(
+  db: Executor,
+  storeId: string,
+  position: EventPosition,
+): Promise<boolean> {
+  if (isPostgres(db)) {
+    const { rows } = await sql`
+      select 1 from events
+      where store_id = ${storeId} and xid = ${position.xid}::xid8 and seq = ${position.seq}
+    `.execute(db)
+    return rows.length > 0
+  }
+  if (position.xid !== '0') return false
+  const { rows } = await sql`
+    select 1 from events where seq = ${position.seq} and store_id = ${storeId}
+  `.execute(db)
+  return rows.length > 0
+}
+
 /** The position of the last event of the store deleted by retention; undefined when none was. */
 export async function findPrunedThrough(
   db: Executor,

@@ -5,10 +5,17 @@ import { AppError } from '../errors.js'
 import { rowToProduct, rowToVariant } from '../catalog/catalog.mappers.js'
 import type { Product, Variant } from '../catalog/catalog.schemas.js'
 import type { VariantFields } from '../catalog/variant.repository.js'
-import { decodeEventCursor, encodeEventCursor, isBefore } from './event-cursor.js'
+import {
+  cursorNotMade,
+  decodeEventCursor,
+  encodeEventCursor,
+  isBefore,
+  isSamePosition,
+} from './event-cursor.js'
 import {
   findEventRows,
   findPrunedThrough,
+  hasEventAt,
   insertEvent,
   START,
   type EventRow,
@@ -138,8 +145,14 @@ export async function listEvents(
     type: query.type,
     limit: query.limit + 1,
   })
+  // Checked before the pruning mark is read: an event deleted since the check is then at or
+  // before the mark, so the cursor is expired (or is the mark), never taken as forged.
+  const sentIsEvent = sent !== undefined && (await hasEventAt(database.kysely, storeId, sent))
   const pruned = await findPrunedThrough(database.kysely, storeId)
   if (sent && pruned && isBefore(sent, pruned)) throw cursorExpired()
+  if (sent && !sentIsEvent && !isSamePosition(sent, START) && !isSamePosition(sent, pruned)) {
+    throw cursorNotMade()
+  }
   const page = rows.slice(0, query.limit)
   const last = page.at(-1)
   // An empty page hands back the cursor sent; without one, where the kept events start.

@@ -69,6 +69,8 @@ export function expectInvalid(res: Answer, field: string, label = ''): void {
     fields.some((f) => f === field || f.startsWith(`${field}.`) || f.startsWith(`${field}[`)),
     `${label}: details ${JSON.stringify(fields)} do not name ${field}`,
   )
+  // One entry per problem: a wrong value is one, even when it breaks two rules of the schema.
+  assert.equal(new Set(fields).size, fields.length, `${label}: details ${JSON.stringify(fields)}`)
 }
 
 /** A value sent in a request, with the label its case is reported under. */

@@ -174,26 +174,36 @@ function isMergePatch(contentType: string | undefined): boolean {
   return contentType !== undefined && contentType.trim().toLowerCase().startsWith(MERGE_PATCH_TYPE)
 }
 
-/** Turns Ajv's errors into the contract's `details`: one entry per problem, by request field. */
+/**
+ * Turns Ajv's errors into the contract's `details`: one entry per problem, by request field. A
+ * wrong value is one problem even when it breaks several rules (an empty slug is both too short
+ * and off its pattern): its field is named once, by the first rule Ajv reports.
+ */
 export function toFieldProblems(errors: ErrorObject[]): FieldProblem[] {
   const problems: FieldProblem[] = []
   const seen = new Set<string>()
+  // A value of a list of allowed ones fails both its type and the list when its type is wrong:
+  // one problem, said once, by the list.
+  const listed = new Set(errors.filter((e) => e.keyword === 'enum').map((e) => e.instancePath))
   for (const error of errors) {
     // The specific error behind a bad option name comes separately; this one only says "invalid".
     if (error.keyword === 'propertyNames') continue
+    if (error.keyword === 'type' && listed.has(error.instancePath)) continue
     const path = error.instancePath.split('/').slice(1).map(unescapePointer)
     let message = error.message ?? 'is invalid'
     if (error.keyword === 'required') {
       path.push(String(error.params.missingProperty))
       message = 'is required'
+    } else if (error.keyword === 'enum') {
+      const allowed = (error.params.allowedValues as unknown[]).filter((value) => value !== null)
+      message = `must be one of ${allowed.join(', ')}`
     } else if (error.propertyName !== undefined) {
       message = `key "${error.propertyName}" ${message}`
     }
     const field = path.length === 0 ? 'body' : path.join('.')
     if (field === 'body' && error.keyword === 'type') message = 'must be a JSON object'
-    const key = `${field}\u0000${message}`
-    if (!seen.has(key)) {
-      seen.add(key)
+    if (!seen.has(field)) {
+      seen.add(field)
       problems.push({ field, message })
     }
   }

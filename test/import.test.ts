@@ -491,6 +491,32 @@ describeEachDialect('import: upserts', (dialect) => {
     assertNoErrors(active)
     assert.equal(bySlug(await products(database), 'old').status, 'active')
   })
+
+  it("a status changed by an import moves the product in the filters with status (the tags' copy of it too)", async (t) => {
+    const database = await createTestDatabase(t, dialect)
+    const head = 'Handle,Title,Vendor,Type,Tags,Status,Option1 Name,Option1 Value,Variant SKU'
+    const row = (status: string) => `tee,Tee,Acme,Shirt,"Summer, Sale",${status},Size,S,TEE-S`
+    const ids = async (
+      filter: { tag?: string; vendor?: string; product_type?: string },
+      status: 'draft' | 'active',
+    ) => (await listProducts(database, 'shop', { ...filter, status })).data.map((p) => p.slug)
+    for (const [status, other] of [
+      ['draft', 'active'],
+      ['active', 'draft'],
+      ['draft', 'active'],
+    ] as const) {
+      assertNoErrors(await importText(database, 'shop', csv(head, row(status))))
+      for (const filter of [
+        { tag: 'summer' },
+        { tag: 'SALE' },
+        { vendor: 'Acme' },
+        { product_type: 'Shirt' },
+      ]) {
+        assert.deepEqual(await ids(filter, status), ['tee'], `${JSON.stringify(filter)} ${status}`)
+        assert.deepEqual(await ids(filter, other), [], `${JSON.stringify(filter)} ${other}`)
+      }
+    }
+  })
 })
 
 describeEachDialect('import: malformed input', (dialect) => {

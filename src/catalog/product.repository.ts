@@ -81,7 +81,7 @@ function pageQuery(
   const valueOf = (filter: Filter) => rest[filters.indexOf(filter)] as string
   const [createdAt, id] = rest.slice(filters.length, filters.length + 2) as [string, string]
   const limit = rest.at(-1) as number
-  const newestFirst = <Q extends SelectQueryBuilder<DB, any, ProductRow>>(
+  const newestFirst = <Q extends SelectQueryBuilder<DB, any, any>>(
     query: Q,
     [created, key]: [string, string],
   ) =>
@@ -96,39 +96,72 @@ function pageQuery(
       .limit(limit) as Q
   /**
    * A tag, vendor or product type is served by an index on (that, status, created_at, id):
-   * with a status, one range of it; without, the newest `limit` of each status, merged.
+   * with a status, one range of it; without, the newest `limit` of each status (named as a
+   * literal), merged.
    */
-  const byStatus = (arm: (status: string) => SelectQueryBuilder<DB, any, ProductRow>) => {
+  const byStatus = <R>(
+    arm: (status: unknown) => SelectQueryBuilder<DB, any, R>,
+    key: 'id' | 'product_id',
+  ): SelectQueryBuilder<DB, any, R> => {
     if (filters.includes('status')) return arm(valueOf('status'))
     const [first, ...others] = PRODUCT_STATUSES.map((status) =>
-      db.selectFrom(arm(status).as(`of_${status}`)).selectAll(),
+      db.selectFrom(arm(sql.lit(status)).as(`of_${status}`)).selectAll(),
     )
-    return others
-      .reduce((union, next) => union.unionAll(next), first!)
-      .orderBy('created_at', 'desc')
-      .orderBy('id', 'desc')
-      .limit(limit)
+    const union = others.reduce((union, next) => union.unionAll(next), first!)
+    return union
+      .orderBy('created_at' as any, 'desc')
+      .orderBy(key as any, 'desc')
+      .limit(limit) as unknown as SelectQueryBuilder<DB, any, R>
+  }
+  const others = filters.filter((filter) => filter !== 'tag' && filter !== 'status')
+  if (filters.includes('tag') && others.length === 0) {
+    // The page is chosen from the tag's index alone, then its products are read by key.
+    // PostgreSQL plans this once per connection (a generic plan); three arms that each joined
+    // the products were planned anew for every request (about 1 ms, more than they ran).
+    const page = byStatus(
+      (status) =>
+        newestFirst(
+          db
+            .selectFrom('product_tags as t')
+            .select(['t.created_at', 't.product_id'])
+            .where('t.store_id', '=', storeId)
+            .where('t.tag_key', '=', valueOf('tag'))
+            .where('t.status', '=', status as string),
+          ['t.created_at', 't.product_id'],
+        ),
+      'product_id',
+    )
+    return db
+      .selectFrom(page.as('page'))
+      .innerJoin('products as p', (join) =>
+        join.on('p.store_id', '=', storeId).onRef('p.id', '=', 'page.product_id'),
+      )
+      .selectAll('p')
+      .orderBy('page.created_at', 'desc')
+      .orderBy('page.product_id', 'desc')
   }
   if (filters.includes('tag') && !filters.includes('slug')) {
-    return byStatus((status) => {
-      let query = db
-        .selectFrom('product_tags as t')
-        .innerJoin('products as p', (join) =>
-          join.onRef('p.store_id', '=', 't.store_id').onRef('p.id', '=', 't.product_id'),
-        )
-        .selectAll('p')
-        .where('t.store_id', '=', storeId)
-        .where('t.tag_key', '=', valueOf('tag'))
-        .where('t.status', '=', status)
-      for (const filter of filters) {
-        if (filter !== 'tag' && filter !== 'status') {
-          query = query.where(`p.${FILTER_COLUMNS[filter]}`, '=', valueOf(filter))
-        }
-      }
-      return newestFirst(query, ['t.created_at', 't.product_id'])
-    })
+    return byStatus(
+      (status) =>
+        newestFirst(
+          others.reduce(
+            (query, filter) => query.where(`p.${FILTER_COLUMNS[filter]}`, '=', valueOf(filter)),
+            db
+              .selectFrom('product_tags as t')
+              .innerJoin('products as p', (join) =>
+                join.onRef('p.store_id', '=', 't.store_id').onRef('p.id', '=', 't.product_id'),
+              )
+              .selectAll('p')
+              .where('t.store_id', '=', storeId)
+              .where('t.tag_key', '=', valueOf('tag'))
+              .where('t.status', '=', status as string),
+          ),
+          ['t.created_at', 't.product_id'],
+        ),
+      'id',
+    )
   }
-  const products = (status?: string) => {
+  const products = (status?: unknown) => {
     let query = db.selectFrom('products').selectAll().where('store_id', '=', storeId)
     for (const filter of filters) {
       if (filter === 'tag') {
@@ -145,14 +178,14 @@ function pageQuery(
         query = query.where(FILTER_COLUMNS[filter], '=', valueOf(filter))
       }
     }
-    if (status !== undefined) query = query.where('status', '=', status)
+    if (status !== undefined) query = query.where('status', '=', status as string)
     return newestFirst(query, ['created_at', 'id'])
   }
   if (
     !filters.includes('slug') &&
     (filters.includes('vendor') || filters.includes('productType'))
   ) {
-    return byStatus(products)
+    return byStatus(products, 'id')
   }
   return products()
 }

@@ -651,4 +651,20 @@ describeEachDialect('database unavailable', (dialect) => {
       assert.ok(elapsed < 5000, `took ${elapsed} ms`)
     },
   )
+
+  it(
+    'a PostgreSQL database that does not exist (dropped under the service) answers 503 unavailable',
+    { skip: dialect !== 'postgres' && 'PostgreSQL only' },
+    async (t) => {
+      const url = new URL(process.env.TEST_POSTGRES_URL!)
+      url.pathname = '/catalog_no_such_database'
+      const database = createDatabase(url.toString())
+      t.after(() => database.close())
+      const app = buildApp({ database })
+      t.after(() => app.close())
+      const key = `ck_${'A'.repeat(43)}`
+      const post = await postJson(app, '/products', key, { name: 'Mug' })
+      assertErrorResponse(post, 503, 'unavailable', 'POST /products')
+    },
+  )
 })

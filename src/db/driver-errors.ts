@@ -59,8 +59,10 @@ export function isDatabaseUnavailable(error: unknown): boolean {
     if (UNAVAILABLE_NODE_CODES.has(code) || UNAVAILABLE_SQLITE_CODES.has(code)) return true
     if (code.startsWith('SQLITE_IOERR')) return true
     // PostgreSQL classes 08 (connection exception), 53 (insufficient resources),
-    // 57P0x (operator intervention: shutdown, crash recovery, cannot connect now).
+    // 57P0x (operator intervention: shutdown, crash recovery, cannot connect now), 3D000
+    // (the database does not exist: dropped, or not created yet).
     if (code.startsWith('08') || code.startsWith('53') || /^57P0[1-4]$/.test(code)) return true
+    if (code === '3D000') return true
   }
   if (typeof message === 'string') {
     return (

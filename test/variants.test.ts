@@ -238,6 +238,30 @@ describeEachDialect('POST /products/:id/variants', (dialect) => {
     assert.equal((await api.get(`/products/${product.id}`)).json().data.variants.length, 1)
   })
 
+  it('names the sku when both the sku and the options are taken: 409 duplicate_sku, on add and on PATCH, on both databases', async (t) => {
+    const api = await buildTestApi(t, dialect)
+    const product = await api.createProduct({ name: 'Shirt' })
+    await addVariant(api, product.id, { name: 'Red M', sku: 'RM', options: { color: 'Red' } })
+    const both = { name: 'Again', sku: 'RM', options: { color: 'Red' } }
+    expectError(await api.post(`/products/${product.id}/variants`, both), 409, 'duplicate_sku')
+    const other = await addVariant(api, product.id, {
+      name: 'Blue',
+      sku: 'B',
+      options: { color: 'Blue' },
+    })
+    const patched = await api.patch(`/products/${product.id}/variants/${other.id}`, {
+      sku: 'RM',
+      options: { color: 'Red' },
+    })
+    expectError(patched, 409, 'duplicate_sku')
+    // Its own sku kept, another's options: the options are what is taken.
+    const own = await api.patch(`/products/${product.id}/variants/${other.id}`, {
+      sku: 'B',
+      options: { color: 'Red' },
+    })
+    expectError(own, 409, 'duplicate_options')
+  })
+
   it('accepts options that differ in a value, a name or the number of entries', async (t) => {
     const api = await buildTestApi(t, dialect)
     const product = await api.createProduct({ name: 'Shirt' })

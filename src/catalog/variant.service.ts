@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto'
-import { inTransaction, type Database } from '../db/database.js'
+import { inTransaction, isPostgres, type Database } from '../db/database.js'
 import { violatedUniqueConstraint } from '../db/driver-errors.js'
 import type { Executor } from '../db/schema.js'
 import { isUuid, newId, nowIso } from '../db/values.js'
@@ -95,7 +95,7 @@ async function addVariantIn(
   try {
     inserted = await insertVariantIntoProduct(db, fields, eventStamp())
   } catch (error) {
-    throw conflictError(error) ?? error
+    throw (await sqliteConflict(db, storeId, fields.id, fields.sku, error)) ?? error
   }
   if (!inserted) throw productNotFound()
   if (inserted.position > MAX_POSITION) throw positionOverflow()
@@ -183,7 +183,7 @@ async function updateVariantIn(
       now,
     ])
   } catch (error) {
-    throw conflictError(error) ?? error
+    throw (await sqliteConflict(db, storeId, current.id, next.sku, error)) ?? error
   }
   await touchProductForVariants(db, storeId, product, now)
   await appendEvent(db, storeId, { type: 'variant.updated', object: updated, previous: current })
@@ -326,12 +326,34 @@ export function optionsKey(options: Record<string, string>): string | null {
 }
 
 /** A database refusal of a variant's write, as the contract's error; undefined for anything else. */
+/**
+ * conflictError of a write on SQLite, the sku named first when both the sku and the options
+ * are taken, as on PostgreSQL. PostgreSQL checks the unique indexes in the order they were
+ * made (the sku's first); SQLite the newest first (the options'), so it is asked about the sku.
+ */
+async function sqliteConflict(
+  db: Executor,
+  storeId: string,
+  variantId: string,
+  sku: string | null,
+  error: unknown,
+): Promise<AppError | undefined> {
+  const conflict = conflictError(error)
+  if (conflict?.code !== 'duplicate_options' || sku === null || isPostgres(db)) return conflict
+  const holder = await findVariantBySku(db, storeId, sku)
+  return holder && holder.id !== variantId ? duplicateSku() : conflict
+}
+
+function duplicateSku(): AppError {
+  return new AppError('duplicate_sku', 'Another variant in your store already has this sku.')
+}
+
 function conflictError(error: unknown): AppError | undefined {
   // PostgreSQL: a default position past the integer column's range.
   if ((error as { code?: unknown }).code === '22003') return positionOverflow()
   switch (violatedUniqueConstraint(error)) {
     case 'variants_sku_key':
-      return new AppError('duplicate_sku', 'Another variant in your store already has this sku.')
+      return duplicateSku()
     case 'variants_options_key':
       return new AppError(
         'duplicate_options',

@@ -325,11 +325,10 @@ export function optionsKey(options: Record<string, string>): string | null {
   return createHash('sha256').update(JSON.stringify(entries)).digest('hex')
 }
 
-/** A database refusal of a variant's write, as the contract's error; undefined for anything else. */
 /**
- * conflictError of a write on SQLite, the sku named first when both the sku and the options
- * are taken, as on PostgreSQL. PostgreSQL checks the unique indexes in the order they were
- * made (the sku's first); SQLite the newest first (the options'), so it is asked about the sku.
+ * conflictError, naming the sku when both the sku and the options are taken, on both
+ * databases. PostgreSQL checks the unique indexes in the order they were made (the sku's
+ * first); SQLite the newest first (the options'), so there the sku is looked up.
  */
 async function sqliteConflict(
   db: Executor,
@@ -348,6 +347,7 @@ function duplicateSku(): AppError {
   return new AppError('duplicate_sku', 'Another variant in your store already has this sku.')
 }
 
+/** A database refusal of a variant's write, as the contract's error; undefined for anything else. */
 function conflictError(error: unknown): AppError | undefined {
   // PostgreSQL: a default position past the integer column's range.
   if ((error as { code?: unknown }).code === '22003') return positionOverflow()

@@ -31,6 +31,10 @@ describe('slugify', () => {
       ['Привет мир', 'privet-mir'],
       ['Футболка', 'futbolka'],
       ['Щука', 'shchuka'],
+      // The soft and hard signs are dropped, not made into a dash inside the word.
+      ['Пальто', 'palto'],
+      ['Объект', 'obekt'],
+      ['ПОДЪЕЗД СЕМЬЯ', 'podezd-semya'],
     ])
   })
 

@@ -11,12 +11,19 @@ const PICTOGRAPHS =
   /[\p{Extended_Pictographic}\p{Regional_Indicator}\u{1F3FB}-\u{1F3FF}\u200D\uFE0E\uFE0F]/gu
 
 /**
+ * The Cyrillic soft and hard signs, which any-ascii spells as apostrophes (BGN/PCGN), so that
+ * they split a word (`Пальто` would be `pal-to`). Dropped, as ICAO's passport transliteration
+ * drops the soft sign and slug makers commonly drop both: `palto`, `obekt`.
+ */
+const CYRILLIC_SIGNS = /[ЬьЪъ]/g
+
+/**
  * The slug a product name gives, before it is made unique: transliterated to ASCII,
  * lowercase, every run of other characters one `-`, none at either end, at most 96
  * characters (cut at a `-` where possible); `product` when nothing is left.
  */
 export function slugify(name: string): string {
-  const words = anyAscii(name.replace(PICTOGRAPHS, ' '))
+  const words = anyAscii(name.replace(PICTOGRAPHS, ' ').replace(CYRILLIC_SIGNS, ''))
     .toLowerCase()
     .replace(/[^a-z0-9]+/g, '-')
     .replace(/^-+|-+$/g, '')

@@ -113,22 +113,24 @@ function pageQuery(
       .orderBy(key as any, 'desc')
       .limit(limit) as unknown as SelectQueryBuilder<DB, any, R>
   }
-  const others = filters.filter((filter) => filter !== 'tag' && filter !== 'status')
-  if (filters.includes('tag') && others.length === 0) {
+  const otherFilters = filters.filter((filter) => filter !== 'tag' && filter !== 'status')
+  /** The tag's rows of one status (its index's range), before what is read of them. */
+  const tagRows = (status: unknown) =>
+    db
+      .selectFrom('product_tags as t')
+      .where('t.store_id', '=', storeId)
+      .where('t.tag_key', '=', valueOf('tag'))
+      .where('t.status', '=', status as string)
+  if (filters.includes('tag') && otherFilters.length === 0) {
     // The page is chosen from the tag's index alone, then its products are read by key.
     // PostgreSQL plans this once per connection (a generic plan); three arms that each joined
     // the products were planned anew for every request (about 1 ms, more than they ran).
     const page = byStatus(
       (status) =>
-        newestFirst(
-          db
-            .selectFrom('product_tags as t')
-            .select(['t.created_at', 't.product_id'])
-            .where('t.store_id', '=', storeId)
-            .where('t.tag_key', '=', valueOf('tag'))
-            .where('t.status', '=', status as string),
-          ['t.created_at', 't.product_id'],
-        ),
+        newestFirst(tagRows(status).select(['t.created_at', 't.product_id']), [
+          't.created_at',
+          't.product_id',
+        ]),
       'product_id',
     )
     return db
@@ -141,20 +143,17 @@ function pageQuery(
       .orderBy('page.product_id', 'desc')
   }
   if (filters.includes('tag') && !filters.includes('slug')) {
+    // With a vendor or type too, they are checked before the page's limit: joined in each arm.
     return byStatus(
       (status) =>
         newestFirst(
-          others.reduce(
+          otherFilters.reduce(
             (query, filter) => query.where(`p.${FILTER_COLUMNS[filter]}`, '=', valueOf(filter)),
-            db
-              .selectFrom('product_tags as t')
+            tagRows(status)
               .innerJoin('products as p', (join) =>
                 join.onRef('p.store_id', '=', 't.store_id').onRef('p.id', '=', 't.product_id'),
               )
-              .selectAll('p')
-              .where('t.store_id', '=', storeId)
-              .where('t.tag_key', '=', valueOf('tag'))
-              .where('t.status', '=', status as string),
+              .selectAll('p'),
           ),
           ['t.created_at', 't.product_id'],
         ),

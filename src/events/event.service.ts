@@ -147,12 +147,13 @@ export async function listEvents(
   })
   // Checked before the pruning mark is read: an event deleted since the check is then at or
   // before the mark, so the cursor is expired (or is the mark), never taken as forged.
-  const sentIsEvent = sent !== undefined && (await hasEventAt(database.kysely, storeId, sent))
+  const sentIsMade =
+    sent === undefined ||
+    isSamePosition(sent, START) ||
+    (await hasEventAt(database.kysely, storeId, sent))
   const pruned = await findPrunedThrough(database.kysely, storeId)
   if (sent && pruned && isBefore(sent, pruned)) throw cursorExpired()
-  if (sent && !sentIsEvent && !isSamePosition(sent, START) && !isSamePosition(sent, pruned)) {
-    throw cursorNotMade()
-  }
+  if (sent && !sentIsMade && !isSamePosition(sent, pruned)) throw cursorNotMade()
   const page = rows.slice(0, query.limit)
   const last = page.at(-1)
   // An empty page hands back the cursor sent; without one, where the kept events start.

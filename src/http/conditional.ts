@@ -14,13 +14,16 @@ export function etagOf(version: number): string {
  * The versions an `If-Match` header lets a write go on against: any (no header, or `*`, which
  * matches any current record), or those named by its entity tags. The comparison is strong,
  * as the RFC requires for If-Match: a weak tag (`W/"7"`) never matches. A value that is not a
- * list of entity tags names no version.
+ * list of entity tags names no version, nor does a number past any version's range.
  */
 export function ifMatchVersions(header: string | undefined): 'any' | number[] {
   if (header === undefined || header.trim() === '*') return 'any'
   const versions: number[] = []
   for (const tag of entityTags(header) ?? []) {
-    if (!tag.weak && /^[1-9][0-9]{0,14}$/.test(tag.opaque)) versions.push(Number(tag.opaque))
+    if (tag.weak || !/^[1-9][0-9]{0,9}$/.test(tag.opaque)) continue
+    // A version is an integer column: past its range a tag names no version there can be.
+    const version = Number(tag.opaque)
+    if (version <= MAX_VERSION) versions.push(version)
   }
   return versions
 }
@@ -42,6 +45,9 @@ export function ifNoneMatchHits(header: string | undefined, version: number): bo
   const tags = entityTags(header)
   return tags !== undefined && tags.some((tag) => tag.opaque === String(version))
 }
+
+/** The largest version a record can have: PostgreSQL's `integer`. */
+const MAX_VERSION = 2_147_483_647
 
 const ENTITY_TAG = /^(W\/)?"([\x21\x23-\x7e\x80-\xff]*)"$/
 

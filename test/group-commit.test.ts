@@ -7,6 +7,7 @@ import SqliteDatabase from 'better-sqlite3'
 import { Kysely, SqliteDialect, sql } from 'kysely'
 import { createDatabase } from '../src/db/database.js'
 import { createGroupCommit } from '../src/db/group-commit.js'
+import type { Executor } from '../src/db/schema.js'
 
 interface Items {
   items: { id: number; label: string }
@@ -24,7 +25,7 @@ async function openFileDatabase(t: TestContext) {
   await sql`create table items (id integer primary key, label text not null unique)`.execute(kysely)
   const batches: number[] = []
   const write = createGroupCommit(kysely, { onBatch: (size) => batches.push(size) })
-  return { path, kysely, write, batches }
+  return { path, kysely, write, batches, handle }
 }
 
 describe('group commit (SQLite)', () => {
@@ -135,6 +136,44 @@ describe('group commit (SQLite)', () => {
     )
   })
 
+  it('commits a batch of units that need not be durable without the fsync, and only such a batch', async (t) => {
+    const { kysely, handle } = await openFileDatabase(t)
+    const relaxed: boolean[] = []
+    const write = createGroupCommit(kysely, {
+      relaxSync: (relax) => {
+        relaxed.push(relax)
+        handle.pragma(relax ? 'synchronous = NORMAL' : 'synchronous = FULL')
+      },
+    })
+    const synchronous = async (tx: Kysely<Items>) =>
+      Object.values((await sql.raw('pragma synchronous').execute(tx)).rows[0] as object)[0]
+    const levels = await Promise.all([
+      write((tx) => synchronous(tx), { durable: false }),
+      write((tx) => synchronous(tx), { durable: false }),
+    ])
+    assert.deepEqual(levels, [1, 1]) // NORMAL
+    assert.deepEqual(relaxed, [true, false])
+    // One durable unit among them: the batch's commit waits for the disk.
+    const mixed = await Promise.all([
+      write((tx) => synchronous(tx), { durable: false }),
+      write((tx) => synchronous(tx)),
+    ])
+    assert.deepEqual(mixed, [2, 2]) // FULL
+    assert.deepEqual(relaxed, [true, false])
+    assert.equal(handle.pragma('synchronous', { simple: true }), 2)
+    // A batch that fails restores FULL all the same.
+    await assert.rejects(
+      write(
+        async () => {
+          throw new Error('refused')
+        },
+        { durable: false },
+      ),
+    )
+    assert.deepEqual(relaxed, [true, false, true, false])
+    assert.equal(handle.pragma('synchronous', { simple: true }), 2)
+  })
+
   it('rejects every write of a batch whose transaction cannot run', async (t) => {
     const { kysely, write } = await openFileDatabase(t)
     await kysely.destroy()
@@ -164,5 +203,17 @@ describe('SQLite durability settings', () => {
     assert.equal(await pragma('synchronous'), 2) // FULL
     assert.equal(await pragma('foreign_keys'), 1)
     assert.equal(await pragma('busy_timeout'), 5000)
+  })
+
+  it('commits a write that need not be durable with synchronous=NORMAL, the others with FULL', async (t) => {
+    const dir = await mkdtemp(join(tmpdir(), 'durability-'))
+    t.after(() => rm(dir, { recursive: true, force: true }))
+    const database = createDatabase(`sqlite:${join(dir, 'c.db')}`)
+    t.after(() => database.close())
+    const synchronous = async (db: Executor) =>
+      Object.values((await sql.raw('pragma synchronous').execute(db)).rows[0] as object)[0]
+    assert.equal(await database.write((tx) => synchronous(tx), { durable: false }), 1)
+    assert.equal(await database.write((tx) => synchronous(tx)), 2)
+    assert.equal(await synchronous(database.kysely), 2)
   })
 })

@@ -27,7 +27,8 @@ export interface Database {
    * Runs one unit of work (a whole create, say) in a transaction and commits it before
    * resolving. Services hand every write to this function or writeAtomic, so how
    * transactions are run (group commit on SQLite, retries on PostgreSQL) lives here alone.
-   * `alone`: SQLite commits this long unit in a transaction of its own (UnitOptions).
+   * `alone`: SQLite commits this long unit in a transaction of its own. `durable: false`:
+   * SQLite need not sync its commit to the disk (UnitOptions).
    */
   write<T>(work: (tx: Transaction<DB>) => Promise<T>, options?: UnitOptions): Promise<T>
   /**
@@ -135,7 +136,8 @@ function openSqlite(path: string): Database {
   const kysely = new Kysely<DB>({ dialect: new SqliteDialect({ database: statements }) })
   // Nothing else runs during a synchronous call, and with no transaction open on the
   // connection (a group commit's batch between two statements, say) a read sees only
-  // committed rows, each already synced by its commit. Inside one, the read waits its turn.
+  // committed rows, each already synced by its commit (but for the webhook dispatcher's, which
+  // need not be: UnitOptions). Inside one, the read waits its turn.
   const readRows = rowReader(handle)
   registerSynchronousReader(kysely, (text, parameters) =>
     handle.inTransaction ? undefined : readRows(text, parameters),
@@ -143,6 +145,10 @@ function openSqlite(path: string): Database {
   const batchListeners = new Set<(size: number) => void>()
   const groupCommit = createGroupCommit(kysely, {
     onBatch: (size) => batchListeners.forEach((listener) => listener(size)),
+    // WAL with NORMAL still commits in order and keeps the database whole through a power
+    // cut; it loses only the last commits, those not yet synced by a later FULL commit's
+    // fsync of the WAL (which covers every frame before it) or a checkpoint.
+    relaxSync: (relaxed) => handle.pragma(relaxed ? 'synchronous = NORMAL' : 'synchronous = FULL'),
   })
   const readDataVersion = handle.prepare('pragma data_version').pluck()
   let keysVersion = 0

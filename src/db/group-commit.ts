@@ -7,6 +7,7 @@ interface Pending<DB> {
   resolve: (value: unknown) => void
   reject: (error: unknown) => void
   alone: boolean
+  durable: boolean
 }
 
 export interface UnitOptions {
@@ -15,6 +16,16 @@ export interface UnitOptions {
    * the units queued with it commit before it starts, instead of waiting for it.
    */
   alone?: boolean
+  /**
+   * false: a crash of the machine (not of the process) may lose this unit's commit, which is
+   * not synced to the disk unless a durable unit shares it; true by default. Only for writes
+   * whose loss repeats work and answers nobody: the webhook dispatcher's claims and outcomes
+   * (a lost one means an attempt made again, which at-least-once delivery allows). The next
+   * durable commit's sync makes it durable too. PostgreSQL commits every write durably: its
+   * concurrent commits already share WAL flushes, and an asynchronous commit there would be
+   * lost to a crash of the server too, sending every attempt of its last moments again.
+   */
+  durable?: boolean
 }
 
 type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown }
@@ -34,10 +45,23 @@ type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown }
  * that were ready to read have queued their work; more arrive while it runs (better-sqlite3
  * holds the loop during the fsync) and form the next batch. An idle service commits a lone
  * request at once: there is no timer to wait for.
+ *
+ * A batch made only of units that need not be durable (`durable: false`) commits without the
+ * fsync: the webhook dispatcher's writes, which found no request's batch to join, would
+ * otherwise hold the loop for a sync of their own several hundred times a second.
  */
 export function createGroupCommit<DB>(
   kysely: Kysely<DB>,
-  options: { maxBatch?: number; onBatch?: (size: number) => void } = {},
+  options: {
+    maxBatch?: number
+    onBatch?: (size: number) => void
+    /**
+     * Called with true before a batch whose units are all `durable: false`, and with false
+     * after it: the connection's commit then need not wait for the disk (SQLite's
+     * synchronous=NORMAL), and must again after.
+     */
+    relaxSync?: (relaxed: boolean) => void
+  } = {},
 ): <T>(work: Work<DB, T>, options?: UnitOptions) => Promise<T> {
   const maxBatch = options.maxBatch ?? 256
   let queue: Pending<DB>[] = []
@@ -58,7 +82,8 @@ export function createGroupCommit<DB>(
         const batch = queue.slice(0, batchLength(queue, maxBatch))
         queue = queue.slice(batch.length)
         options.onBatch?.(batch.length)
-        await runBatch(kysely, batch)
+        const relax = batch.every((unit) => !unit.durable) ? options.relaxSync : undefined
+        await runBatch(kysely, batch, relax)
       }
     } finally {
       running = false
@@ -68,8 +93,8 @@ export function createGroupCommit<DB>(
 
   return <T>(work: Work<DB, T>, options: UnitOptions = {}) =>
     new Promise<T>((resolve, reject) => {
-      const alone = options.alone ?? false
-      queue.push({ work, resolve: resolve as (value: unknown) => void, reject, alone })
+      const { alone = false, durable = true } = options
+      queue.push({ work, resolve: resolve as (value: unknown) => void, reject, alone, durable })
       schedule()
     })
 }
@@ -82,17 +107,28 @@ function batchLength<DB>(queue: Pending<DB>[], maxBatch: number): number {
   return length
 }
 
-async function runBatch<DB>(kysely: Kysely<DB>, batch: Pending<DB>[]): Promise<void> {
+/** Runs `batch` in one transaction; `relaxSync`, when given, around it (see createGroupCommit). */
+async function runBatch<DB>(
+  kysely: Kysely<DB>,
+  batch: Pending<DB>[],
+  relaxSync?: (relaxed: boolean) => void,
+): Promise<void> {
   let outcomes: Outcome[]
   try {
-    outcomes = await kysely.transaction().execute(async (tx) => {
-      if (batch.length === 1) return [await runAlone(tx, batch[0]!)]
-      const results: Outcome[] = []
-      for (const pending of batch) results.push(await runInSavepoint(tx, pending))
-      return results
-    })
+    relaxSync?.(true)
+    try {
+      outcomes = await kysely.transaction().execute(async (tx) => {
+        if (batch.length === 1) return [await runAlone(tx, batch[0]!)]
+        const results: Outcome[] = []
+        for (const pending of batch) results.push(await runInSavepoint(tx, pending))
+        return results
+      })
+    } finally {
+      relaxSync?.(false)
+    }
   } catch (error) {
-    // The transaction could not begin or commit: nothing of the batch is durable.
+    // The transaction could not begin or commit (or the connection's setting be changed:
+    // it is closed): nothing of the batch is durable.
     for (const pending of batch) pending.reject(error)
     return
   }

@@ -220,13 +220,18 @@ export function startDispatcher(options: DispatcherOptions): Dispatcher {
     then: (tx: Transaction<DB>) => Promise<T>,
   ) => {
     try {
-      return await database.write(async (tx) => {
-        await recordOutcomes(tx, outcomes)
-        for (const { delivery, leaseUntil } of released) {
-          await releaseDelivery(tx, delivery, leaseUntil, nowIso)
-        }
-        return then(tx)
-      })
+      // Not durable: a claim or an outcome that a crash loses makes the attempt again, as at
+      // least once allows; a durable commit would cost SQLite an fsync on the API's thread.
+      return await database.write(
+        async (tx) => {
+          await recordOutcomes(tx, outcomes)
+          for (const { delivery, leaseUntil } of released) {
+            await releaseDelivery(tx, delivery, leaseUntil, nowIso)
+          }
+          return then(tx)
+        },
+        { durable: false },
+      )
     } catch (error) {
       if (outcomes.length > 0 && !abandoned) {
         options.log?.error({ err: error }, 'recording a webhook delivery failed')

@@ -126,6 +126,30 @@ describeEachDialect('webhook dispatcher', (dialect) => {
     await dispatcher.stop()
   })
 
+  it("records an attempt's start as lastAttemptAt, and counts the retry's delay from its end", async (t) => {
+    const s = await setup(t, dialect, () => ({ status: 503, afterMs: 700 }), { schedule: [60] })
+    const endpoint = await s.endpoint('/slow')
+    s.dispatch()
+    await s.api.createProduct({ name: 'Slow' })
+    await s.receiver.waitFor(1, 2000)
+    const arrived = s.receiver.received[0]!.at
+    let delivery: Awaited<ReturnType<typeof deliveriesOf>>[number] | undefined
+    await until(
+      async () => {
+        ;[delivery] = await deliveriesOf(s.api.database, endpoint)
+        return delivery?.attempts === 1
+      },
+      5000,
+      'the outcome recorded',
+    )
+    const lastAttemptAt = Date.parse(toIso(delivery!.last_attempt_at!))
+    // Sent just before it arrived, not when its answer came 700 ms later.
+    assert.ok(lastAttemptAt <= arrived, `${lastAttemptAt} after the arrival at ${arrived}`)
+    assert.ok(arrived - lastAttemptAt < 500, `${arrived - lastAttemptAt} ms before the arrival`)
+    const retryIn = Date.parse(toIso(delivery!.next_attempt_at!)) - lastAttemptAt
+    assert.ok(retryIn >= 60_700, `the retry is due ${retryIn} ms after the start`)
+  })
+
   it('retries a failed attempt on the schedule, with the same webhook-id and body', async (t) => {
     const s = await setup(t, dialect, (_, __, count) => (count < 3 ? 503 : 204), {
       schedule: [1, 1, 1],

@@ -288,6 +288,7 @@ export function startDispatcher(options: DispatcherOptions): Dispatcher {
   /** Makes the attempt and queues its outcome for the next pass to record. */
   const send = async (delivery: ClaimedDelivery): Promise<void> => {
     const attempts = delivery.attempts + 1
+    const startedAt = clock()
     const result = delivery.event
       ? await sender.send({
           url: delivery.url,
@@ -315,7 +316,8 @@ export function startDispatcher(options: DispatcherOptions): Dispatcher {
           ? 'failed'
           : 'pending',
       attempts,
-      lastAttemptAt: now.toISOString(),
+      // When it was made; the next one is due counting from its end.
+      lastAttemptAt: startedAt.toISOString(),
       lastStatusCode: result.statusCode ?? null,
       lastError: result.ok ? null : (result.error ?? null),
       nextAttemptAt: next instanceof Date ? next.toISOString() : null,

@@ -131,6 +131,10 @@ describe('webhook URL rules', () => {
       ['//hooks.example.com/x', /absolute URL/],
       ['https://exa mple.com/', /absolute URL/],
       ['https://[::1/', /absolute URL/],
+      ['https:hooks.example.com/x', /absolute URL/],
+      ['https:/hooks.example.com/x', /absolute URL/],
+      [' https://hooks.example.com/', /absolute URL/],
+      ['https://hooks.example.com:0/', /port 0/],
     ] as const) {
       const problem = await webhookUrlProblem(url, { allowPrivate: false, resolve })
       assert.match(problem ?? 'allowed', reason, url)

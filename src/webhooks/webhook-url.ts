@@ -34,13 +34,15 @@ export async function webhookUrlProblem(
   if (url.length > MAX_WEBHOOK_URL_LENGTH) {
     return `must be at most ${MAX_WEBHOOK_URL_LENGTH} characters`
   }
-  if (!URL.canParse(url)) return 'must be an absolute URL'
+  // WHATWG URL reads `https:hooks.example.com` as https://hooks.example.com/; not absolute here.
+  if (!URL.canParse(url) || !/^[a-z][a-z\d+.-]*:\/\//i.test(url)) return 'must be an absolute URL'
   const parsed = new URL(url)
   const schemes = options.allowPrivate ? ['https:', 'http:'] : ['https:']
   if (!schemes.includes(parsed.protocol)) {
     return options.allowPrivate ? 'must be an https:// or http:// URL' : 'must be an https:// URL'
   }
   if (parsed.hostname === '') return 'must name a host'
+  if (parsed.port === '0') return 'must not name port 0 (nothing can be connected to there)'
   if (options.allowPrivate) return undefined
 
   const host = bareHost(parsed.hostname).replace(/\.$/, '').toLowerCase()

@@ -700,4 +700,18 @@ describeEachDialect('import: export round trip', (dialect) => {
     const again = await importText(database, 'dst', exported)
     assert.deepEqual(again, unchanged(summary.rowsProcessed, summary))
   })
+
+  it('quotes a field that holds a carriage return alone, which would end its record otherwise', async (t) => {
+    const database = await createTestDatabase(t, dialect)
+    const product = await createProduct(database, 'src', { name: 'Bare CR', description: 'a\rb' })
+    await addVariant(database, 'src', product.id, { name: 'n\rm', options: { 'Si\rze': 'v\r1' } })
+    const exported = await exportText(database, 'src')
+    for (const field of ['a\rb', 'n\rm', 'Si\rze', 'v\r1']) {
+      assert.ok(exported.includes(`,"${field}"`), `${JSON.stringify(field)} quoted`)
+    }
+    // Outside quotes, no carriage return: every record is one line (no field holds a \n here).
+    assert.equal(exported.replace(/"[^"]*"/g, '').includes('\r'), false)
+    assertNoErrors(await importText(database, 'dst', exported))
+    assert.deepEqual(await products(database, 'dst'), await products(database, 'src'))
+  })
 })

@@ -10,6 +10,12 @@ import { exportHeader } from './shopify-columns.js'
 /** Products read (and written out) per page. */
 const PAGE_SIZE = 200
 
+/**
+ * RFC 4180: csv-stringify quotes a field holding a comma, a quote or a line feed; a carriage
+ * return alone must be quoted too, or readers (Python's csv, spreadsheets) end the record there.
+ */
+const CSV_OPTIONS = { record_delimiter: 'unix', quoted_match: /\r/ } as const
+
 /** Shopify's columns for options: a product's first three at least. */
 const MIN_OPTION_COLUMNS = 3
 
@@ -31,13 +37,13 @@ export async function* exportCatalog(db: Executor, storeId: string): AsyncGenera
     }
   }
   const header = exportHeader(optionCount)
-  yield stringify([header], { eof: true, record_delimiter: 'unix' })
+  yield stringify([header], { ...CSV_OPTIONS, eof: true })
   for await (const page of pages(db, storeId)) {
     const records: string[][] = []
     for (const { product, variants } of page) {
       records.push(...productRecords(product, variants, optionCount))
     }
-    yield stringify(records, { record_delimiter: 'unix' })
+    yield stringify(records, CSV_OPTIONS)
   }
 }
 

@@ -389,21 +389,27 @@ describeEachDialect('import: upserts', (dialect) => {
       ['held', 'two', 'five'],
       'a product with a bad row is not written at all',
     )
-    const dry = await importText(
-      database,
-      'dry',
-      csv(
-        'Handle,Title,Option1 Name,Option1 Value,Variant SKU',
-        'two,Two,Size,S,B',
-        'three,Three,Size,S,B',
-      ),
-      { dryRun: true },
+    const file = csv(
+      'Handle,Title,Option1 Name,Option1 Value,Variant SKU',
+      'two,Two,Size,S,B',
+      'three,Three,Size,S,B',
+      'four,Four,Size,S,HELD',
     )
+    for (const store of ['dry', 'real']) {
+      const held = await createProduct(database, store, { name: 'Held' })
+      await addVariant(database, store, held.id, { name: 'Held', sku: 'HELD' })
+    }
+    const dry = await importText(database, 'dry', file, { dryRun: true })
     assert.deepEqual(
       dry.errors.map((e) => [e.row, e.error]),
-      [[3, 'duplicate_sku']],
-      'a dry run finds it too',
+      [
+        [3, 'duplicate_sku'],
+        [4, 'duplicate_sku'],
+      ],
+      'a dry run finds them too',
     )
+    // Word for word the summary of a real run.
+    assert.deepEqual(dry, await importText(database, 'real', file))
   })
 
   it('duplicate options in one product are refused', async (t) => {

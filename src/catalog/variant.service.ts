@@ -343,8 +343,11 @@ async function sqliteConflict(
   return holder && holder.id !== variantId ? duplicateSku() : conflict
 }
 
+/** The message of duplicate_sku, which an import's dry run also gives for what a real run would. */
+export const DUPLICATE_SKU_MESSAGE = 'Another variant in your store already has this sku.'
+
 function duplicateSku(): AppError {
-  return new AppError('duplicate_sku', 'Another variant in your store already has this sku.')
+  return new AppError('duplicate_sku', DUPLICATE_SKU_MESSAGE)
 }
 
 /** A database refusal of a variant's write, as the contract's error; undefined for anything else. */

@@ -34,6 +34,7 @@ import {
 } from '../catalog/variant.repository.js'
 import {
   addVariantWork,
+  DUPLICATE_SKU_MESSAGE,
   newVariantFields,
   optionsKey,
   updateVariantWork,
@@ -534,7 +535,7 @@ function failed(errors: ImportError[]): Outcome {
  * (the database holds what was written). Their slugs are kept by importCatalog, for both.
  */
 class DryRunState {
-  readonly skus = new Map<string, string>()
+  readonly skus = new Set<string>()
 }
 
 /** The compiled validators of the API's own schemas: one rule, one place. */
@@ -666,18 +667,16 @@ async function planProduct(
     }
     let target = sku ? stored.find((v) => v.sku === sku) : undefined
     // A sku another product holds: in a real run the database's unique index refuses it (no
-    // check-then-insert); a dry run writes nothing, so it looks.
+    // check-then-insert); a dry run writes nothing, so it looks, and says what a real run says.
     if (!target && sku && dry) {
-      const holder = dry.skus.get(sku)
-      const other = holder === undefined ? await findVariantBySku(db, storeId, sku) : undefined
-      if (holder !== undefined || other !== undefined) {
+      if (dry.skus.has(sku) || (await findVariantBySku(db, storeId, sku)) !== undefined) {
         errors.push(
           conflict(
             variant.row,
             handle,
             product.variantColumns.sku!,
             'duplicate_sku',
-            `another product ${holder !== undefined ? `of the file (handle "${clip(holder)}")` : 'of the store'} has the sku "${clip(sku)}"`,
+            DUPLICATE_SKU_MESSAGE,
           ),
         )
         continue
@@ -804,7 +803,7 @@ function countPlan(product: MappedProduct, plan: ProductPlan, dry: DryRunState):
   for (const { target, patch, variant } of plan.variants) {
     if (!target) outcome.variantsCreated++
     else if (Object.keys(patch).length > 0) outcome.variantsUpdated++
-    if (variant.input.sku) dry.skus.set(variant.input.sku, product.handle)
+    if (variant.input.sku) dry.skus.add(variant.input.sku)
   }
   return outcome
 }

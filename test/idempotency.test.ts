@@ -1,13 +1,15 @@
 import assert from 'node:assert/strict'
-import { randomUUID } from 'node:crypto'
+import { createHash, randomUUID } from 'node:crypto'
 import { describe, it, type TestContext } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
+import fc from 'fast-check'
 import { sql } from 'kysely'
 import pg from 'pg'
 import { buildApp } from '../src/app.js'
 import { createApiKey } from '../src/auth/api-key.service.js'
 import type { Scope } from '../src/auth/scopes.js'
 import type { Database, Dialect } from '../src/db/database.js'
+import { requestFingerprint } from '../src/idempotency/idempotency.http.js'
 import { pruneExpiredIdempotencyKeys, startIdempotencyPruning } from '../src/idempotency/pruning.js'
 import {
   API,
@@ -149,6 +151,18 @@ describeEachDialect('Idempotency-Key', (dialect) => {
       'k',
     )
     assertReplayOf(replay, first)
+    assert.equal(await api.productCount(), 1)
+  })
+
+  it('takes a body nested thousands of levels deep in an ignored field: 200, then a replay', async (t) => {
+    const api = await buildKeyedApi(t, dialect)
+    const deep = (depth: number, inner: string) => '['.repeat(depth) + inner + ']'.repeat(depth)
+    const body = `{"name":"Deep","z":${deep(50_000, '1')},"o":${deep(10, '{"b":1,"a":2}')}}`
+    const first = await api.post('/products', body, 'deep')
+    assertFirstAnswer(first)
+    assertReplayOf(await api.post('/products', body, 'deep'), first)
+    const other = await api.post('/products', body.replace('"a":2', '"a":3'), 'deep')
+    assert.equal(other.statusCode, 422, other.body)
     assert.equal(await api.productCount(), 1)
   })
 
@@ -514,5 +528,38 @@ postgresSuite('Idempotency-Key across two instances on one PostgreSQL [postgres]
     assertFirstAnswer(answered)
     const retry = await postOverHttp(addresses[1]!, key, path, { name: 'V' }, 'held')
     assertReplayOf(retry, answered)
+  })
+})
+
+describe('request fingerprint', () => {
+  /** The first form of the fingerprint, which stored records were made with. */
+  const recursive = (method: string, path: string, body: unknown) =>
+    createHash('sha256')
+      .update(`${method} ${path}\n`)
+      .update(
+        JSON.stringify(body ?? null, (_key, value: unknown) =>
+          value === null || typeof value !== 'object' || Array.isArray(value)
+            ? value
+            : Object.fromEntries(
+                Object.keys(value)
+                  .sort()
+                  .map((k) => [k, (value as any)[k]]),
+              ),
+        ),
+      )
+      .digest('hex')
+
+  it('is the same hash as JSON.stringify with sorted keys, so keys stored before still match', () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), (value) => {
+        const body = JSON.parse(JSON.stringify(value))
+        assert.equal(requestFingerprint('POST', '/p', body), recursive('POST', '/p', body))
+      }),
+      { numRuns: 500 },
+    )
+    assert.equal(
+      requestFingerprint('DELETE', '/p', undefined),
+      recursive('DELETE', '/p', undefined),
+    )
   })
 })

@@ -371,6 +371,25 @@ describeEachDialect('error responses', (dialect) => {
       `${error.details![0]!.field} ${error.details![0]!.message}`.includes(longName),
       JSON.stringify(error.details),
     )
+    // Two bad names are two problems: one entry each.
+    const otherName = 'j'.repeat(66)
+    const both = assertErrorResponse(
+      await api.post(url, { name: 'Red', options: { [longName]: 'x', [otherName]: 'y', '': 'z' } }),
+      400,
+      'validation_failed',
+    )
+    assert.deepEqual(
+      both.details!.map((d) => [
+        d.field,
+        [longName, otherName, '""'].find((n) => d.message.includes(n)),
+      ]),
+      [
+        ['options', longName],
+        ['options', otherName],
+        ['options', '""'],
+      ],
+      JSON.stringify(both.details),
+    )
     const variants = await api.get(`/products/${product.id}/variants`)
     assert.deepEqual(variants.json().data, [])
   })

@@ -177,7 +177,8 @@ function isMergePatch(contentType: string | undefined): boolean {
 /**
  * Turns Ajv's errors into the contract's `details`: one entry per problem, by request field. A
  * wrong value is one problem even when it breaks several rules (an empty slug is both too short
- * and off its pattern): its field is named once, by the first rule Ajv reports.
+ * and off its pattern): its field is named once, by the first rule Ajv reports. Each bad name
+ * of an object is a problem, all named by the object's field (`options`).
  */
 export function toFieldProblems(errors: ErrorObject[]): FieldProblem[] {
   const problems: FieldProblem[] = []
@@ -202,8 +203,10 @@ export function toFieldProblems(errors: ErrorObject[]): FieldProblem[] {
     }
     const field = path.length === 0 ? 'body' : path.join('.')
     if (field === 'body' && error.keyword === 'type') message = 'must be a JSON object'
-    if (!seen.has(field)) {
-      seen.add(field)
+    // Each bad name of an object (an option's) is a problem of its own, all on that object.
+    const problem = error.propertyName === undefined ? field : `${field}\u0000${error.propertyName}`
+    if (!seen.has(problem)) {
+      seen.add(problem)
       problems.push({ field, message })
     }
   }

@@ -281,6 +281,16 @@ describeEachDialect('error responses', (dialect) => {
         )
         assertErrorResponse(response, 400, code, `${url} with ${payload}`)
       }
+      // Refused as a body that is not an object, whatever it holds.
+      for (const payload of ['[{"__proto__":[]}]', '["\\u0000"]', '"\\u0000"']) {
+        const response = await send(api, { url, contentType: 'application/json', payload })
+        const error = assertErrorResponse(response, 400, 'validation_failed', payload)
+        assert.deepEqual(
+          error.details!.map((d) => d.field),
+          ['body'],
+          `${url} with ${payload}`,
+        )
+      }
     }
     assert.equal(await productCount(api), 1)
   })

@@ -22,7 +22,12 @@ export function parseJsonBody(
     done(new AppError('invalid_json', 'The request body is not valid JSON.'))
     return
   }
-  const refused = findRefusedString(value)
+  // A body that is not an object is refused whole by the route's schema (`body`), whatever
+  // it holds.
+  const refused =
+    value !== null && typeof value === 'object' && !Array.isArray(value)
+      ? findRefusedString(value)
+      : undefined
   if (refused !== undefined) {
     done(validationFailed([refused]))
     return

@@ -190,6 +190,42 @@ describeEachDialect('POST /imports: errors of images and options name their colu
   })
 })
 
+describeEachDialect('POST /imports: a NUL character in a cell', (dialect) => {
+  // "a product with a bad row is reported (row number, handle, field, message) and skipped,
+  // and the rest go on": a NUL, which the API refuses in any string (PostgreSQL cannot store
+  // it), fails its row on its column, on both databases, and does not stop the import.
+  it('fails its product with validation_failed on its column; the others are imported', async (t) => {
+    const api = await buildTestApi(t, dialect)
+    const file = csv(
+      'Handle,Title,Variant SKU,Tags,Image Src,Image Alt Text,Option1 Name,Option1 Value',
+      'z1,Nul\u0000here,z1,,,,,',
+      'z2,OK,z2,,,,,',
+      'z3,OK3,sku\u0000x,,,,,',
+      'z4,OK4,z4,"a, b\u0000c",,,,',
+      'z5,OK5,z5,,https://ex.com/5.jpg,alt\u0000text,,',
+      'z6,OK6,z6,,,,Si\u0000ze,S',
+      'z7,OK7,z7,,,,Size,S\u0000',
+    )
+    const record = await waitForImport(api, (await postCsv(api, file)).json().data.id)
+    assert.equal(record.status, 'succeeded', record.failureReason)
+    assert.deepEqual(
+      record.errors.map((e: Record<string, unknown>) => [e.row, e.handle, e.field, e.error]),
+      [
+        [2, 'z1', 'Title', 'validation_failed'],
+        [4, 'z3', 'Variant SKU', 'validation_failed'],
+        [5, 'z4', 'Tags', 'validation_failed'],
+        [6, 'z5', 'Image Alt Text', 'validation_failed'],
+        [7, 'z6', 'Option1 Name', 'validation_failed'],
+        [8, 'z7', 'Option1 Value', 'validation_failed'],
+      ],
+    )
+    assert.match(record.errors[0].message, /must not contain a NUL character/)
+    assert.equal(record.rowsFailed, 6)
+    const slugs = (await api.get('/products')).json().data.map((p: { slug: string }) => p.slug)
+    assert.deepEqual(slugs, ['z2'])
+  })
+})
+
 describeEachDialect('POST /imports: a file that stops being CSV part-way', (dialect) => {
   // "invalid_csv for a file that cannot be read as CSV from that row on"; "1 when some failed
   // (the others are imported all the same)": the products whose rows all come before the

@@ -38,6 +38,23 @@ describeEachDialect('catalog import and export', (dialect) => {
     )
   })
 
+  it('a NUL character in a cell fails its row on its column: exit 1, the rest imported', async (t) => {
+    const env = { DATABASE_URL: await databaseUrlFor(t, dialect) }
+    const file = join(await tempDir(t), 'nul.csv')
+    await writeFile(file, 'Handle,Title,Variant SKU\nz1,Nul\0here,z1\nz2,OK,z2\nz3,OK3,sku\0x\n')
+    const result = await runCatalog(['import', file, '--store', 's', '--json'], env)
+    assert.equal(result.code, 1, result.stderr)
+    const summary = JSON.parse(result.stdout)
+    assert.deepEqual(
+      summary.errors.map((e: Record<string, unknown>) => [e.row, e.handle, e.field, e.error]),
+      [
+        [2, 'z1', 'Title', 'validation_failed'],
+        [4, 'z3', 'Variant SKU', 'validation_failed'],
+      ],
+    )
+    assert.deepEqual([summary.productsCreated, summary.rowsFailed], [1, 2])
+  })
+
   it('export --output, imported into another store, exports the same file', async (t) => {
     const env = { DATABASE_URL: await databaseUrlFor(t, dialect) }
     const dir = await tempDir(t)

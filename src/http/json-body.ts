@@ -45,9 +45,9 @@ const UNSTORABLE = /[\u0000\p{Cs}]/u
 /**
  * The first key or string of a parsed JSON value that is refused, walked without recursion:
  * a `__proto__` key (a prototype-pollution vector should any code ever merge bodies), or a
- * key or string with an unstorable character.
+ * key or string with an unstorable character. Imports check their rows' values with it too.
  */
-function findRefusedString(root: unknown): FieldProblem | undefined {
+export function findRefusedString(root: unknown): FieldProblem | undefined {
   const pending: { value: unknown; path: string }[] = [{ value: root, path: '' }]
   for (let item = pending.pop(); item !== undefined; item = pending.pop()) {
     const { value, path } = item

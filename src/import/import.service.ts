@@ -42,6 +42,7 @@ import {
 import type { Database } from '../db/database.js'
 import type { DB, Executor, NewVariantRow, ProductRow } from '../db/schema.js'
 import { AppError, type FieldProblem } from '../errors.js'
+import { findRefusedString } from '../http/json-body.js'
 import { createValidatorCompiler, toFieldProblems } from '../http/validation.js'
 import { readCsvRecords, type CsvRecord } from './csv-records.js'
 import {
@@ -196,6 +197,7 @@ export async function importCatalog(
   const close = async () => {
     if (group && header) {
       const product = mapProduct(header, group.handle, group.records)
+      product.errors.push(...refusedStrings(product))
       // An earlier product of the file with this slug may still be pending: its outcome first.
       if (pending.some((earlier) => earlier.slug === product.slug)) await flush()
       const earlier = fileSlugs.get(product.slug)
@@ -576,23 +578,6 @@ async function planProduct(
   const { handle } = product
   const firstRow = product.rows[0]!
   const errors: ImportError[] = []
-  const fieldError = (row: number, problems: FieldProblem[], columns: Record<string, string>) => {
-    for (const problem of problems) {
-      const root = problem.field.split('.')[0]!
-      // An image's alt text has a column of its own: `images.3.alt` is on `images.alt`'s.
-      const leaf = problem.field
-        .split('.')
-        .filter((part) => !/^\d+$/.test(part))
-        .join('.')
-      errors.push({
-        row,
-        handle,
-        field: columns[leaf] ?? columns[root] ?? problem.field,
-        error: 'validation_failed',
-        message: problem.message,
-      })
-    }
-  }
 
   // The product's own fields, by the rules of a create or of a PATCH.
   let createInput: CreateProductInput | undefined
@@ -600,11 +585,11 @@ async function planProduct(
   const current = existing && rowToProduct(existing.product)
   if (!current) {
     const body = { ...product.fields } as Record<string, unknown>
-    fieldError(firstRow, check(validators.createProduct, body), product.columns)
+    errors.push(...productErrors(product, check(validators.createProduct, body)))
     createInput = body as CreateProductInput
   } else {
     const body = { ...product.fields } as Record<string, unknown>
-    fieldError(firstRow, check(validators.updateProduct, body), product.columns)
+    errors.push(...productErrors(product, check(validators.updateProduct, body)))
     patch = productChanges(current, body as UpdateProductInput)
     if (patch.status && statusesBarredFrom(patch.status).includes(current.status)) {
       errors.push(statusRefused(firstRow, handle, product, current.status, patch.status))
@@ -620,15 +605,7 @@ async function planProduct(
   for (const variant of product.variants) {
     const problems = check(validators.createVariant, variant.input as Record<string, unknown>)
     if (problems.length > 0) {
-      for (const { column, message } of variantProblems(product, variant, problems)) {
-        errors.push({
-          row: variant.row,
-          handle,
-          field: column,
-          error: 'validation_failed',
-          message,
-        })
-      }
+      errors.push(...variantErrors(product, variant, problems))
       continue
     }
     const { sku } = variant.input
@@ -698,6 +675,56 @@ async function planProduct(
 }
 
 /**
+ * The strings of a product the API would refuse (a NUL, which PostgreSQL cannot store), each
+ * on its column, by the API's own check (its JSON body parser's). Found as the product is
+ * read, before any of its values is sent to the database (a sku to look up, say).
+ */
+function refusedStrings(product: MappedProduct): ImportError[] {
+  const errors: ImportError[] = []
+  const refused = findRefusedString(product.fields)
+  if (refused !== undefined) errors.push(...productErrors(product, [refused]))
+  for (const variant of product.variants) {
+    const problem = findRefusedString(variant.input)
+    if (problem !== undefined) errors.push(...variantErrors(product, variant, [problem]))
+  }
+  return errors
+}
+
+/** Problems of the product's own fields as the rows' errors, each on its column. */
+function productErrors(product: MappedProduct, problems: FieldProblem[]): ImportError[] {
+  return problems.map((problem) => {
+    const root = problem.field.split('.')[0]!
+    // An image's alt text has a column of its own: `images.3.alt` is on `images.alt`'s.
+    const leaf = problem.field
+      .split('.')
+      .filter((part) => !/^\d+$/.test(part))
+      .join('.')
+    return {
+      row: product.rows[0]!,
+      handle: product.handle,
+      field: product.columns[leaf] ?? product.columns[root] ?? problem.field,
+      error: 'validation_failed',
+      message: problem.message,
+    }
+  })
+}
+
+/** Problems of a variant as its row's errors, each on its column (see variantProblems). */
+function variantErrors(
+  product: MappedProduct,
+  variant: MappedVariant,
+  problems: FieldProblem[],
+): ImportError[] {
+  return variantProblems(product, variant, problems).map(({ column, message }) => ({
+    row: variant.row,
+    handle: product.handle,
+    field: column,
+    error: 'validation_failed',
+    message,
+  }))
+}
+
+/**
  * A variant's problems (by the API's schema), each on the column of the file it is about: an
  * option's name or value on its own column. A name made of the option values (the file gives
  * no Variant Name) is not a column of the file: its problem is reported once, on the first
@@ -719,7 +746,8 @@ function variantProblems(
       // A value's problem is on `options.<name>`; a name's on `options`, as `key "<name>" ...`.
       const slot =
         slots.find((s) => field === `options.${s.name}`) ??
-        slots.find((s) => field === 'options' && message.startsWith(`key "${s.name}" `))
+        slots.find((s) => field === 'options' && message.startsWith(`key "${s.name}" `)) ??
+        slots.find((s) => field === 'options' && findRefusedString(s.name) !== undefined)
       const column = !slot ? valuesColumn : field === 'options' ? slot.nameColumn : slot.valueColumn
       found.push({ column, message })
     } else if (root === 'name' && variant.nameFromOptions) {

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { it } from 'node:test'
+import { JOB_READ_BYTES } from '../src/import/import-jobs.js'
 import { csv, importText } from './import-helpers.js'
 import { buildTestApi, describeEachDialect, expectError, type TestApi } from './helpers.js'
 
@@ -7,7 +8,12 @@ import { buildTestApi, describeEachDialect, expectError, type TestApi } from './
 // keys on every write"; part 1: "Idempotency-Key (1 to 255 printable characters) on any
 // write, as in Stripe's API".
 
-function postCsv(api: TestApi, body: string, headers: Record<string, string> = {}, key?: string) {
+function postCsv(
+  api: TestApi,
+  body: string | Buffer,
+  headers: Record<string, string> = {},
+  key?: string,
+) {
   return api.request('POST', '/imports', {
     body,
     ...(key && { key }),
@@ -223,6 +229,63 @@ describeEachDialect('POST /imports: a NUL character in a cell', (dialect) => {
     assert.equal(record.rowsFailed, 6)
     const slugs = (await api.get('/products')).json().data.map((p: { slug: string }) => p.slug)
     assert.deepEqual(slugs, ['z2'])
+  })
+})
+
+describeEachDialect('POST /imports: bytes that are not UTF-8', (dialect) => {
+  // "The format is Shopify's product CSV: UTF-8": a row holding bytes that are not (an
+  // overlong form, a surrogate, a code point past U+10FFFF, a sequence cut short, ...) is a
+  // bad row, reported and skipped; it is not imported with U+FFFD in place of them.
+  it('each such row fails on its column; valid text is imported, a character split between the pieces read too', async (t) => {
+    const api = await buildTestApi(t, dialect)
+    const bad: [string, number[]][] = [
+      ['overlong-3', [0xe0, 0x80, 0xaf]],
+      ['past-10ffff', [0xf4, 0x90, 0x80, 0x80]],
+      ['surrogate', [0xed, 0xb2, 0x80]],
+      ['overlong-2', [0xc0, 0xaf]],
+      ['f8-lead', [0xf8, 0x88, 0x80, 0x80, 0x80]],
+      ['cut-short', [0xe2, 0x82]],
+      ['stray-continuation', [0x80]],
+    ]
+    const lines = [Buffer.from('Handle,Title,Body (HTML)\n')]
+    for (const [handle, bytes] of bad) {
+      lines.push(Buffer.from(`${handle},A`), Buffer.from(bytes), Buffer.from(',D\n'))
+    }
+    lines.push(Buffer.from('valid,Crème \u{1F600} \uFFFD,D\n'))
+    // The job reads its file in pieces of JOB_READ_BYTES: an emoji, then an overlong form,
+    // each across the end of a piece.
+    const across = (handle: string, sequence: number[], pieceEnd: number) => {
+      const head = Buffer.from(`${handle},T,`)
+      const size = Buffer.concat(lines).length + head.length
+      const pad = Buffer.alloc(pieceEnd - size - 2, 'x')
+      lines.push(head, pad, Buffer.from(sequence), Buffer.from('\n'))
+    }
+    across('emoji-across', [0xf0, 0x9f, 0x98, 0x80], JOB_READ_BYTES)
+    across('overlong-across', [0xe0, 0x80, 0xaf], 2 * JOB_READ_BYTES)
+    const record = await waitForImport(
+      api,
+      (await postCsv(api, Buffer.concat(lines))).json().data.id,
+    )
+    assert.deepEqual(
+      record.errors.map((e: Record<string, unknown>) => [e.row, e.handle, e.field, e.message]),
+      [
+        ...bad.map(([handle], i) => [i + 2, handle, 'Title', 'holds bytes that are not UTF-8']),
+        [11, 'overlong-across', 'Body (HTML)', 'holds bytes that are not UTF-8'],
+      ],
+    )
+    const products = (await api.get('/products')).json().data
+    assert.deepEqual(products.map((p: { slug: string }) => p.slug).sort(), [
+      'emoji-across',
+      'valid',
+    ])
+    const emoji = products.find((p: { slug: string }) => p.slug === 'emoji-across')
+    assert.ok(emoji.description.endsWith('xx\u{1F600}'), 'the emoji across two pieces, whole')
+    const valid = products.find((p: { slug: string }) => p.slug === 'valid')
+    assert.equal(
+      valid.name,
+      'Crème \u{1F600} \uFFFD',
+      'a U+FFFD of the file is text like any other',
+    )
   })
 })
 

@@ -142,7 +142,10 @@ export async function buildTestApi(
       url: `${API}${path}`,
       headers,
       ...(options.body !== undefined && {
-        payload: typeof options.body === 'string' ? options.body : JSON.stringify(options.body),
+        payload:
+          typeof options.body === 'string' || Buffer.isBuffer(options.body)
+            ? options.body
+            : JSON.stringify(options.body),
       }),
     })
     checkAgainstDocument(method, `${API}${path}`, response)

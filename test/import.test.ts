@@ -6,6 +6,7 @@ import { createProduct, getProduct, listProducts } from '../src/catalog/product.
 import { slugify } from '../src/catalog/slug.js'
 import { addVariant } from '../src/catalog/variant.service.js'
 import type { Database } from '../src/db/database.js'
+import { readCsvRecords } from '../src/import/csv-records.js'
 import type { ImportSummary } from '../src/import/import.service.js'
 import {
   catalogue,
@@ -523,6 +524,42 @@ describeEachDialect('import: upserts', (dialect) => {
       }
     }
   })
+})
+
+it('bytes that are not UTF-8 are found in their record, wherever the pieces read cut the file', async () => {
+  const rows: [string, number[], boolean][] = [
+    ['overlong-3', [0xe0, 0x80, 0xaf], false],
+    ['past-10ffff', [0xf4, 0x90, 0x80, 0x80], false],
+    ['surrogate', [0xed, 0xb2, 0x80], false],
+    ['overlong-2', [0xc0, 0xaf], false],
+    ['f8-lead', [0xf8, 0x88, 0x80, 0x80, 0x80], false],
+    ['cut-short', [0xe2, 0x82], false],
+    ['emoji', [0xf0, 0x9f, 0x98, 0x80], true],
+    ['accent', [0xc3, 0xa9], true],
+    ['replacement-character', [0xef, 0xbf, 0xbd], true],
+  ]
+  const file = Buffer.concat([
+    Buffer.from('\uFEFFHandle,Title\r\n'),
+    ...rows.flatMap(([handle, bytes]) => [
+      Buffer.from(`${handle},"A\n`),
+      Buffer.from(bytes),
+      Buffer.from('"\r\n\r\n'),
+    ]),
+    Buffer.from('last,'),
+    Buffer.from([0xe2, 0x82]),
+  ])
+  const expected = [...rows.map(([handle, , valid]) => [handle, valid]), ['last', false]]
+  for (const size of [1, 2, 3, 5, 7, 16, file.length]) {
+    const pieces = async function* () {
+      for (let at = 0; at < file.length; at += size) yield file.subarray(at, at + size)
+    }
+    const found: [string | undefined, boolean][] = []
+    for await (const item of readCsvRecords(pieces())) {
+      assert.equal(item.kind, 'record')
+      if (item.kind === 'record' && item.row > 1) found.push([item.fields[0], !item.invalidUtf8])
+    }
+    assert.deepEqual(found, expected, `pieces of ${size} bytes`)
+  }
 })
 
 describeEachDialect('import: malformed input', (dialect) => {

@@ -54,12 +54,13 @@ export async function* readCsvRecords(
       recordsSeen = context.records
       const start = previousBytes
       previousBytes = context.bytes
+      const invalidUtf8 = !utf8.isUtf8Between(start, context.bytes)
       if (fields.length === 1 && fields[0] === '') return null
       ready.push({
         kind: 'record',
         row: context.records,
         fields,
-        invalidUtf8: utf8.anyBetween(start, context.bytes),
+        invalidUtf8,
         bytes: context.bytes,
       })
       return null
@@ -117,53 +118,65 @@ function describeCsvError(error: Error): string {
 }
 
 /**
- * Where a byte stream breaks UTF-8: byte offsets (of the whole stream) of the first bytes
- * that are not part of a valid sequence, so a record can be told it holds one. csv-parse
- * decodes as Node does, replacing such bytes with U+FFFD, which a valid file may also hold.
+ * Whether each record's bytes are UTF-8, checked on the raw bytes by Node's own validator
+ * (`isUtf8`: a stray continuation byte, an overlong form, a surrogate, a code point past
+ * U+10FFFF, a sequence cut short). csv-parse decodes as Node does, replacing such bytes with
+ * U+FFFD, which a valid file may also hold. Each chunk is checked whole (joined to the start of
+ * a sequence the previous one cut); only when that fails are its records checked one by one.
+ * It keeps the bytes of the record being read, which the parser holds too (up to 4 MiB).
  */
 class Utf8Check {
-  private offset = 0
-  /** Bytes still needed to finish the sequence started in an earlier chunk. */
-  private pending = 0
-  private readonly bad: number[] = []
+  /** The stream's bytes from `piecesStart` on, as they came. */
+  private pieces: Buffer[] = []
+  private piecesStart = 0
+  private end = 0
+  /** The bytes before this are checked (or forgotten); it is where a character ends. */
+  private validUpTo = 0
 
   push(chunk: Buffer): void {
-    const base = this.offset
-    if (this.pending === 0 && isUtf8(chunk)) {
-      this.offset += chunk.length
-      return
+    this.pieces.push(chunk)
+    this.end += chunk.length
+    const unchecked = this.bytes(this.validUpTo, this.end)
+    const whole = unchecked.length - cutSequenceLength(unchecked)
+    if (isUtf8(unchecked.subarray(0, whole))) this.validUpTo += whole
+  }
+
+  /**
+   * Whether the bytes [start, end) of the stream, all pushed, are UTF-8 (`end` where a record
+   * ends: after a line break, or at the end of the stream). Forgets the bytes before `end`.
+   */
+  isUtf8Between(start: number, end: number): boolean {
+    const valid = end <= this.validUpTo || isUtf8(this.bytes(start, end))
+    while (this.pieces.length > 0 && this.piecesStart + this.pieces[0]!.length <= end) {
+      this.piecesStart += this.pieces.shift()!.length
     }
-    let need = this.pending
-    for (let i = 0; i < chunk.length; i++) {
-      const byte = chunk[i]!
-      if (need > 0) {
-        if ((byte & 0xc0) === 0x80) {
-          need--
-          continue
-        }
-        this.mark(base + i)
-        need = 0
+    this.validUpTo = Math.max(this.validUpTo, end)
+    return valid
+  }
+
+  private bytes(from: number, to: number): Buffer {
+    const parts: Buffer[] = []
+    let offset = this.piecesStart
+    for (const piece of this.pieces) {
+      if (offset + piece.length > from && offset < to) {
+        parts.push(piece.subarray(Math.max(0, from - offset), Math.min(piece.length, to - offset)))
       }
-      if (byte < 0x80) continue
-      if (byte >= 0xc2 && byte <= 0xdf) need = 1
-      else if (byte >= 0xe0 && byte <= 0xef) need = 2
-      else if (byte >= 0xf0 && byte <= 0xf4) need = 3
-      else this.mark(base + i)
+      offset += piece.length
     }
-    this.pending = need
-    this.offset += chunk.length
+    return parts.length === 1 ? parts[0]! : Buffer.concat(parts)
   }
+}
 
-  private mark(at: number): void {
-    if (this.bad.length < 100_000) this.bad.push(at)
+/**
+ * How many bytes at the end of `bytes` start a sequence that needs more bytes than follow it
+ * (the next chunk may finish it): 0 to 3.
+ */
+function cutSequenceLength(bytes: Buffer): number {
+  for (let back = 1; back <= Math.min(3, bytes.length); back++) {
+    const byte = bytes[bytes.length - back]!
+    if ((byte & 0xc0) === 0x80) continue
+    const length = byte >= 0xf0 ? 4 : byte >= 0xe0 ? 3 : byte >= 0xc0 ? 2 : 1
+    return length > back ? back : 0
   }
-
-  /** Whether a bad byte lies in [start, end); forgets the ones before `end`. */
-  anyBetween(start: number, end: number): boolean {
-    let found = false
-    while (this.bad.length > 0 && this.bad[0]! < end) {
-      if (this.bad.shift()! >= start) found = true
-    }
-    return found
-  }
+  return 0
 }

@@ -26,7 +26,7 @@ import type { ImportError } from './product-mapping.js'
  * The job reads its file 16 KiB at a time (streams read 64): each piece is parsed and its
  * products checked in one turn of the event loop, which the API's requests wait for.
  */
-const JOB_READ_BYTES = 16 * 1024
+export const JOB_READ_BYTES = 16 * 1024
 
 /** An import as GET /imports/:id shows it: its summary so far, and where it stands. */
 export interface ImportRecord extends ImportSummary {

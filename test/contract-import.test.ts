@@ -179,6 +179,28 @@ describeEachDialect('POST /imports: errors of images and options name their colu
     assert.equal(record.rowsFailed, 5)
   })
 
+  it("an image's error is on the row that gives the image, whatever its position", async (t) => {
+    // The contract's `row` is the record's number as a spreadsheet shows it.
+    const api = await buildTestApi(t, dialect)
+    const file = csv(
+      'Handle,Title,Variant SKU,Image Src,Image Alt Text,Image Position',
+      'im1,Img,i1,https://ex.com/1.jpg,,1',
+      'im1,,i2,https://ex.com/2.jpg,,2',
+      'im1,,i3,ftp://bad/3.jpg,,3',
+      `im2,Img2,j1,https://ex.com/1.jpg,${'x'.repeat(513)},3`,
+      'im2,,j2,https://ex.com/2.jpg,,1',
+      'im2,,j3,ftp://bad/3.jpg,,2',
+    )
+    const record = await waitForImport(api, (await postCsv(api, file)).json().data.id)
+    assert.deepEqual(fields(record), [
+      [4, 'im1', 'Image Src'],
+      [7, 'im2', 'Image Src'],
+      [5, 'im2', 'Image Alt Text'],
+    ])
+    const dry = await importText(api.database, 'store-a', file, { dryRun: true })
+    assert.deepEqual(dry.errors, record.errors, 'the dry run says the same')
+  })
+
   it("the 2025 layout's names", async (t) => {
     const api = await buildTestApi(t, dialect)
     const file = csv(

@@ -690,17 +690,19 @@ function refusedStrings(product: MappedProduct): ImportError[] {
   return errors
 }
 
-/** Problems of the product's own fields as the rows' errors, each on its column. */
+/**
+ * Problems of the product's own fields as the rows' errors, each on its column: on its first
+ * row, but an image's on the row that gives it (`images.3.alt`: the fourth by position).
+ */
 function productErrors(product: MappedProduct, problems: FieldProblem[]): ImportError[] {
   return problems.map((problem) => {
-    const root = problem.field.split('.')[0]!
+    const path = problem.field.split('.')
+    const root = path[0]!
+    const row = (root === 'images' && product.imageRows[Number(path[1])]) || product.rows[0]!
     // An image's alt text has a column of its own: `images.3.alt` is on `images.alt`'s.
-    const leaf = problem.field
-      .split('.')
-      .filter((part) => !/^\d+$/.test(part))
-      .join('.')
+    const leaf = path.filter((part) => !/^\d+$/.test(part)).join('.')
     return {
-      row: product.rows[0]!,
+      row,
       handle: product.handle,
       field: product.columns[leaf] ?? product.columns[root] ?? problem.field,
       error: 'validation_failed',

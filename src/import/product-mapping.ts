@@ -44,6 +44,8 @@ export interface MappedProduct {
   slug: string
   rows: number[]
   fields: ProductFields
+  /** The row of each of `fields.images`, in their order, for their errors. */
+  imageRows: number[]
   variants: MappedVariant[]
   /** Problems found reading the rows; a product with any is skipped whole. */
   errors: ImportError[]
@@ -165,7 +167,13 @@ export function mapProduct(header: Header, handle: string, records: CsvRecord[])
   }))
   const fileHasOptions = header.options.some((slot) => slot.value !== undefined)
   const variants: MappedVariant[] = []
-  const images: { url: string; alt: string | null; position: number; order: number }[] = []
+  const images: {
+    url: string
+    alt: string | null
+    position: number
+    order: number
+    row: number
+  }[] = []
   for (const record of records) {
     const src = cell(record, 'imageSrc')?.trim()
     if (src) {
@@ -176,6 +184,7 @@ export function mapProduct(header: Header, handle: string, records: CsvRecord[])
         alt: alt === undefined || alt === '' ? null : alt,
         position: position ?? Infinity,
         order: images.length,
+        row: record.row,
       })
     }
     const variant = mapVariant(record)
@@ -265,6 +274,7 @@ export function mapProduct(header: Header, handle: string, records: CsvRecord[])
     slug: handleToSlug(handle),
     rows: records.map((record) => record.row),
     fields,
+    imageRows: images.map((image) => image.row),
     variants,
     errors,
     columns,

@@ -314,11 +314,47 @@ describeEachDialect('POST /imports: bytes that are not UTF-8', (dialect) => {
 describeEachDialect('POST /imports: a file that stops being CSV part-way', (dialect) => {
   // "invalid_csv for a file that cannot be read as CSV from that row on"; "1 when some failed
   // (the others are imported all the same)": the products whose rows all come before the
-  // unreadable row are imported; one that may go on in it is not (not whole).
+  // unreadable row are imported; one that may go on in it is not (not whole). The file was
+  // not read to its end: the import is failed (README: `succeeded` once the file was read to
+  // its end), its reason naming the row.
+  it('the import is failed, its reason naming the row; the errors keep the invalid_csv entry', async (t) => {
+    const api = await buildTestApi(t, dialect)
+    const file = csv(
+      'Handle,Title,Variant SKU',
+      'k1,K1,k1',
+      'k2,K2,k2a',
+      'k2,,k2b',
+      'k2,"unclosed,k2c',
+      'k3,K3,k3',
+    )
+    const record = await waitForImport(api, (await postCsv(api, file)).json().data.id)
+    assert.equal(record.status, 'failed')
+    assert.match(record.failureReason, /^The file is not CSV from row 5 on: a quoted field/)
+    assert.deepEqual(
+      record.errors.map((e: Record<string, unknown>) => [e.row, e.error]),
+      [[5, 'invalid_csv']],
+    )
+    assert.deepEqual([record.productsCreated, record.rowsFailed], [1, 2])
+    const slugs = (await api.get('/products')).json().data.map((p: { slug: string }) => p.slug)
+    assert.deepEqual(slugs, ['k1'])
+  })
+
+  it('failed also when 1,000 errors before it leave no room for its invalid_csv entry', async (t) => {
+    const api = await buildTestApi(t, dialect)
+    const rows = Array.from({ length: 1000 }, (_, i) => `b${i},B,abc`)
+    const file = csv('Handle,Title,Variant Price', ...rows, 'c,"never closed,1')
+    const record = await waitForImport(api, (await postCsv(api, file)).json().data.id)
+    assert.equal(record.status, 'failed')
+    assert.match(record.failureReason, /^The file is not CSV from row 1002 on/)
+    assert.equal(record.errors.length, 1000)
+    assert.equal(record.rowsFailed, 1000)
+  })
+
   it('every product before the unreadable row is imported, when that row names another handle', async (t) => {
     const api = await buildTestApi(t, dialect)
     const file = csv('Handle,Title', 'a,A', 'b,B', 'c,"C never closed', 'd,D')
     const record = await waitForImport(api, (await postCsv(api, file)).json().data.id)
+    assert.equal(record.status, 'failed')
     assert.deepEqual(
       record.errors.map((e: Record<string, unknown>) => [e.row, e.error]),
       [[4, 'invalid_csv']],

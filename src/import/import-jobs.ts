@@ -110,6 +110,8 @@ export function createImportJobs(database: Database, options: ImportJobsOptions)
     // The import's summary as of its last committed batch: what a job cut short records.
     let committed: ImportSummary | undefined
     let lastWrite = now()
+    // Where the file stopped being CSV, if it did: the import did not read it to its end.
+    let unreadable: { row: number; message: string } | undefined
     try {
       summary = await importCatalog(
         database,
@@ -117,6 +119,7 @@ export function createImportJobs(database: Database, options: ImportJobsOptions)
         createReadStream(file, { highWaterMark: JOB_READ_BYTES }),
         {
           batch: JOB_BATCH[database.dialect],
+          onUnreadable: (found) => (unreadable = found),
           onProgress: async (_progress, so) => {
             committed = so
             if (stopping) throw new ImportStopped()
@@ -128,17 +131,19 @@ export function createImportJobs(database: Database, options: ImportJobsOptions)
           },
         },
       )
-      const refused = isRefusal(summary)
+      const failureReason = isRefusal(summary)
+        ? `The file was refused: ${summary.errors[0]!.message}.`
+        : unreadable
+          ? `The file is not CSV from row ${unreadable.row} on: ${unreadable.message}.`
+          : null
       await database.writeAtomic((db) =>
         finishImport(
           db,
           storeId,
           id,
           {
-            status: refused ? 'failed' : 'succeeded',
-            failure_reason: refused
-              ? `The file was refused: ${summary!.errors[0]!.message}.`
-              : null,
+            status: failureReason === null ? 'succeeded' : 'failed',
+            failure_reason: failureReason,
             finished_at: iso(),
           },
           countsOf(summary!),

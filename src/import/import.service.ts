@@ -81,6 +81,11 @@ export interface ImportOptions {
   onProgress?: (progress: ImportProgress, summary: ImportSummary) => void | Promise<void>
   /** Errors kept in the summary (rowsFailed counts them all): 1,000 unless given. */
   maxErrors?: number
+  /**
+   * Told when the file stops being CSV after its header, from which row and why: the import
+   * does not read it to its end (the summary's errors say so too, unless they are full).
+   */
+  onUnreadable?: (unreadable: { row: number; message: string }) => void
   batch?: Partial<BatchBound>
 }
 
@@ -237,6 +242,7 @@ export async function importCatalog(
           error: 'invalid_csv',
           message: `${item.message}; the file is not read from this row on`,
         })
+      options.onUnreadable?.({ row: item.row, message: item.message })
       break
     }
     progress.bytes = item.bytes

@@ -244,6 +244,55 @@ describeEachDialect('webhook dispatcher', (dialect) => {
     }
   })
 
+  it('with no enabled endpoint a write wakes no pass; the first endpoint created makes it wake again', async (t) => {
+    const s = await setup(t, dialect)
+    let looks = 0
+    const counting = s.api.database.kysely.withPlugin({
+      transformQuery({ node }) {
+        if (JSON.stringify(node).includes('from webhook_deliveries x')) looks++
+        return node
+      },
+      transformResult: async ({ result }) => result,
+    })
+    // On the database object itself: the endpoint routes signal their changes to it.
+    Object.assign(s.api.database, { kysely: counting })
+    s.dispatch({ pollIntervalMs: 60_000 })
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    looks = 0
+    for (let i = 0; i < 5; i++) await s.api.createProduct({ name: `Unheard ${i}` })
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    assert.equal(looks, 0, 'writes with no endpoint woke a pass')
+
+    await s.endpoint('/first')
+    const sent = Date.now()
+    await s.api.createProduct({ name: 'Heard' })
+    await s.receiver.waitFor(1, 1000)
+    assert.ok(Date.now() - sent < 1000)
+    assert.ok(looks > 0)
+  })
+
+  it('an endpoint enabled by another process is sent its deliveries at the next poll', async (t) => {
+    const s = await setup(t, dialect)
+    const endpointId = await s.endpoint('/elsewhere')
+    const disabled = await s.api.patch(`/webhook-endpoints/${endpointId}`, { enabled: false })
+    assert.equal(disabled.statusCode, 200, disabled.body)
+    s.dispatch({ pollIntervalMs: 300 })
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    // As another instance would: straight to the table, so this process is told nothing.
+    await s.api.database.kysely
+      .updateTable('webhook_endpoints')
+      .set({ enabled: dialect === 'postgres' ? true : (1 as unknown as boolean) })
+      .where('id', '=', endpointId)
+      .execute()
+    await s.api.createProduct({ name: 'Found by the poll' })
+    await s.receiver.waitFor(1, 2000)
+    await new Promise((resolve) => setTimeout(resolve, 400))
+    const sent = Date.now()
+    await s.api.createProduct({ name: 'Woken by its write' })
+    await s.receiver.waitFor(2, 2000)
+    assert.ok(Date.now() - sent < 1000)
+  })
+
   it(
     'a write that queues deliveries sends no NOTIFY (it would serialize the commits)',
     {

@@ -73,6 +73,13 @@ export async function findDueDeliveries(
   return rows
 }
 
+/** Whether any store has an enabled endpoint: whether a write can have queued a delivery. */
+export async function hasEnabledEndpoint(db: Executor): Promise<boolean> {
+  const enabled = isPostgres(db) ? sql`enabled` : sql`enabled = 1`
+  const { rows } = await sql`select 1 from webhook_endpoints where ${enabled} limit 1`.execute(db)
+  return rows.length > 0
+}
+
 /**
  * Claims those of `keys` that are still pending and due at `now` (another dispatcher may have
  * claimed some since they were read): their next_attempt_at becomes `leaseUntil`, so that no

@@ -10,6 +10,7 @@ import {
   findAttempts,
   findDueDeliveries,
   findOldestPending,
+  hasEnabledEndpoint,
   recordOutcomes,
   releaseDelivery,
   type ClaimedDelivery,
@@ -18,7 +19,7 @@ import {
 } from './delivery.repository.js'
 import { nextAttemptAt } from './retry-schedule.js'
 import type { Sender } from './sender.js'
-import { onDeliveriesDue } from './wakeup.js'
+import { onDeliveriesDue, onWebhookEndpointsChanged } from './wakeup.js'
 
 /** Where the dispatcher reports failed attempts and its own errors (pino's shape). */
 export interface DispatcherLog {
@@ -106,9 +107,9 @@ const MAX_WAIT_MS = LEASE_MARGIN_MS - 1000
  * pass and its write; one waiting longer than MAX_WAIT_MS is given back. Each outcome is
  * recorded: 2xx succeeded, anything else a retry at the schedule's next time, or failed after
  * the last. Woken by this process's writes (each committed write on PostgreSQL, each group
- * commit's batch on SQLite), by deliveriesDue() and, on PostgreSQL, by a manual retry's
- * NOTIFY from another instance; and every pollIntervalMs for retries and for deliveries that
- * another process queued.
+ * commit's batch on SQLite) while the database has an enabled endpoint, by deliveriesDue()
+ * and, on PostgreSQL, by a manual retry's NOTIFY from another instance; and every
+ * pollIntervalMs for retries and for deliveries that another process queued.
  */
 export function startDispatcher(options: DispatcherOptions): Dispatcher {
   const { database, sender, schedule } = options
@@ -353,14 +354,43 @@ export function startDispatcher(options: DispatcherOptions): Dispatcher {
     }, 5)
   }
 
+  /**
+   * Whether the database has an enabled endpoint, as last read (at each poll) or told by
+   * this process's endpoint routes. With none, a write queued no delivery: it wakes no pass,
+   * which would cost every write's batch a query for nothing. An endpoint that another
+   * process enables is seen at the next poll, which looks for due deliveries anyway.
+   */
+  let endpointsEnabled = true
+  /** Moves on each change told, so that a read begun before it cannot undo it. */
+  let endpointChanges = 0
+  const readEndpoints = async () => {
+    const changes = endpointChanges
+    const enabled = await hasEnabledEndpoint(database.kysely).catch(() => true)
+    if (changes === endpointChanges) endpointsEnabled = enabled
+  }
+  const wakeOnWrite = () => {
+    if (endpointsEnabled) wake()
+  }
+
   const stopListening: (() => unknown)[] = []
   stopListening.push(onDeliveriesDue(database, wake))
+  stopListening.push(
+    onWebhookEndpointsChanged(database, () => {
+      endpointChanges++
+      endpointsEnabled = true
+    }),
+  )
   if (database.listen) stopListening.push(database.listen(DELIVERIES_CHANNEL, wake))
-  if (database.onWriteBatch) stopListening.push(database.onWriteBatch(wake))
-  if (database.onWriteCommitted) stopListening.push(database.onWriteCommitted(wake))
-  const poll = setInterval(() => void pump(), options.pollIntervalMs ?? 1000)
+  if (database.onWriteBatch) stopListening.push(database.onWriteBatch(wakeOnWrite))
+  if (database.onWriteCommitted) stopListening.push(database.onWriteCommitted(wakeOnWrite))
+  const poll = setInterval(() => {
+    if (stopped) return
+    void readEndpoints()
+    void pump()
+  }, options.pollIntervalMs ?? 1000)
   poll.unref()
   metrics.bind(database)
+  void readEndpoints()
   wake()
 
   return {

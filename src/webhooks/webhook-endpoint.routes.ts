@@ -38,7 +38,7 @@ import {
   ListDeliveriesQuery,
 } from './delivery.schemas.js'
 import { listDeliveries, retryDeliveryWork } from './delivery.service.js'
-import { deliveriesDue } from './wakeup.js'
+import { deliveriesDue, webhookEndpointsChanged } from './wakeup.js'
 
 export interface WebhookRouteOptions {
   idempotencyKeyTtlSeconds: number
@@ -87,6 +87,7 @@ export function registerWebhookEndpointRoutes(
     async (request, reply) => {
       await checkEndpointInput(request.body, options.urls)
       await runWrite(request, reply, (storeId) => createEndpointWork(storeId, request.body))
+      webhookEndpointsChanged(database)
     },
   )
 
@@ -148,6 +149,7 @@ export function registerWebhookEndpointRoutes(
       await runWrite(request, reply, (storeId) =>
         updateEndpointWork(storeId, request.params.id, request.body),
       )
+      webhookEndpointsChanged(database)
     },
   )
 

@@ -5,7 +5,10 @@ type Signal = 'deliveries-due' | 'endpoints-changed'
 const listeners = new WeakMap<Database, Map<Signal, Set<() => void>>>()
 
 function emit(database: Database, signal: Signal): void {
-  listeners.get(database)?.get(signal)?.forEach((listener) => listener())
+  listeners
+    .get(database)
+    ?.get(signal)
+    ?.forEach((listener) => listener())
 }
 
 function subscribe(database: Database, signal: Signal, listener: () => void): () => void {

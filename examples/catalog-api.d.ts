@@ -44,6 +44,26 @@ export interface paths {
     patch?: never
     trace?: never
   }
+  '/metrics': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /**
+     * Metrics, in the Prometheus text format
+     * @description Requests by route and status with their durations, the database pool and group commit, webhook deliveries, and the process. Open unless the service was started with `METRICS_TOKEN`: then it needs `Authorization: Bearer <token>`. Not an API key route: no rate limit.
+     */
+    get: operations['metrics']
+    put?: never
+    post?: never
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
   '/api/commerce/v1/products': {
     parameters: {
       query?: never
@@ -308,6 +328,50 @@ export interface paths {
     patch?: never
     trace?: never
   }
+  '/admin': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /**
+     * The admin page
+     * @description A page for browsing and editing the catalogue in a browser, signed in with an API key: a client of the API like any other, and the same at `/admin/`. Answered brotli- or gzip-compressed as Accept-Encoding allows; 304 for an If-None-Match of its ETag. 404 until `npm run build` has built it.
+     *
+     *     Public: no API key needed.
+     */
+    get: operations['adminPage']
+    put?: never
+    post?: never
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/admin/assets/{file}': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /**
+     * A script, style or image of the admin page's build
+     * @description Names carry a hash of the content: cached for a year. Compressed and revalidated as the page is.
+     *
+     *     Public: no API key needed.
+     */
+    get: operations['adminAsset']
+    put?: never
+    post?: never
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
   '/api/commerce/v1/imports': {
     parameters: {
       query?: never
@@ -364,6 +428,46 @@ export interface paths {
      *     Needs an API key with scope `read` or `write`.
      */
     get: operations['exportProducts']
+    put?: never
+    post?: never
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/openapi.json': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /**
+     * This document (OpenAPI 3.1)
+     * @description The OpenAPI 3.1 document of every route. Public: no API key needed.
+     */
+    get: operations['openApiDocument']
+    put?: never
+    post?: never
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/docs': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /**
+     * This document, rendered (Swagger UI)
+     * @description An HTML page that renders `/openapi.json`; its script and styles are served under `/docs/static/`. Public: no API key needed.
+     */
+    get: operations['docsPage']
     put?: never
     post?: never
     delete?: never
@@ -480,6 +584,38 @@ export interface operations {
       503: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+    }
+  }
+  metrics: {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description The metrics */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          [name: string]: unknown
+        }
+        content: {
+          'text/plain': string
+        }
+      }
+      /** @description `unauthorized`: no Authorization header, not Bearer, or an unknown, malformed or revoked key */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'WWW-Authenticate': components['headers']['WWW-Authenticate']
           [name: string]: unknown
         }
         content: {
@@ -4619,6 +4755,191 @@ export interface operations {
       }
     }
   }
+  adminPage: {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description The page */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          /** @description What the page may load and run: this origin only. */
+          'Content-Security-Policy'?: string
+          /** @description `nosniff` */
+          'X-Content-Type-Options'?: string
+          /** @description `DENY` */
+          'X-Frame-Options'?: string
+          /** @description `no-referrer` */
+          'Referrer-Policy'?: string
+          /** @description `same-origin` */
+          'Cross-Origin-Opener-Policy'?: string
+          /** @description `same-origin` */
+          'Cross-Origin-Resource-Policy'?: string
+          /** @description `no-cache` for the page; a year, immutable, for its assets. */
+          'Cache-Control'?: string
+          /** @description `accept-encoding` */
+          Vary?: string
+          /** @description A hash of the content. */
+          ETag?: string
+          /** @description `br` or `gzip` when the body is compressed. */
+          'Content-Encoding'?: string
+          [name: string]: unknown
+        }
+        content: {
+          'text/html': string
+        }
+      }
+      /** @description Not modified: the ETag sent is current */
+      304: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          /** @description What the page may load and run: this origin only. */
+          'Content-Security-Policy'?: string
+          /** @description `nosniff` */
+          'X-Content-Type-Options'?: string
+          /** @description `DENY` */
+          'X-Frame-Options'?: string
+          /** @description `no-referrer` */
+          'Referrer-Policy'?: string
+          /** @description `same-origin` */
+          'Cross-Origin-Opener-Policy'?: string
+          /** @description `same-origin` */
+          'Cross-Origin-Resource-Policy'?: string
+          /** @description `no-cache` for the page; a year, immutable, for its assets. */
+          'Cache-Control'?: string
+          /** @description `accept-encoding` */
+          Vary?: string
+          /** @description A hash of the content. */
+          ETag?: string
+          [name: string]: unknown
+        }
+        content?: never
+      }
+      /** @description `not_found`: unknown, malformed or another store's product or variant id */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          /** @description What the page may load and run: this origin only. */
+          'Content-Security-Policy'?: string
+          /** @description `nosniff` */
+          'X-Content-Type-Options'?: string
+          /** @description `DENY` */
+          'X-Frame-Options'?: string
+          /** @description `no-referrer` */
+          'Referrer-Policy'?: string
+          /** @description `same-origin` */
+          'Cross-Origin-Opener-Policy'?: string
+          /** @description `same-origin` */
+          'Cross-Origin-Resource-Policy'?: string
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+    }
+  }
+  adminAsset: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        file: string
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description The file */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          /** @description What the page may load and run: this origin only. */
+          'Content-Security-Policy'?: string
+          /** @description `nosniff` */
+          'X-Content-Type-Options'?: string
+          /** @description `DENY` */
+          'X-Frame-Options'?: string
+          /** @description `no-referrer` */
+          'Referrer-Policy'?: string
+          /** @description `same-origin` */
+          'Cross-Origin-Opener-Policy'?: string
+          /** @description `same-origin` */
+          'Cross-Origin-Resource-Policy'?: string
+          /** @description `no-cache` for the page; a year, immutable, for its assets. */
+          'Cache-Control'?: string
+          /** @description `accept-encoding` */
+          Vary?: string
+          /** @description A hash of the content. */
+          ETag?: string
+          /** @description `br` or `gzip` when the body is compressed. */
+          'Content-Encoding'?: string
+          [name: string]: unknown
+        }
+        content: {
+          'text/html': string
+          'text/javascript': string
+          'text/css': string
+          'image/svg+xml': string
+          'image/png': string
+          'font/woff2': string
+        }
+      }
+      /** @description Not modified: the ETag sent is current */
+      304: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          /** @description What the page may load and run: this origin only. */
+          'Content-Security-Policy'?: string
+          /** @description `nosniff` */
+          'X-Content-Type-Options'?: string
+          /** @description `DENY` */
+          'X-Frame-Options'?: string
+          /** @description `no-referrer` */
+          'Referrer-Policy'?: string
+          /** @description `same-origin` */
+          'Cross-Origin-Opener-Policy'?: string
+          /** @description `same-origin` */
+          'Cross-Origin-Resource-Policy'?: string
+          /** @description `no-cache` for the page; a year, immutable, for its assets. */
+          'Cache-Control'?: string
+          /** @description `accept-encoding` */
+          Vary?: string
+          /** @description A hash of the content. */
+          ETag?: string
+          [name: string]: unknown
+        }
+        content?: never
+      }
+      /** @description `not_found`: unknown, malformed or another store's product or variant id */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          /** @description What the page may load and run: this origin only. */
+          'Content-Security-Policy'?: string
+          /** @description `nosniff` */
+          'X-Content-Type-Options'?: string
+          /** @description `DENY` */
+          'X-Frame-Options'?: string
+          /** @description `no-referrer` */
+          'Referrer-Policy'?: string
+          /** @description `same-origin` */
+          'Cross-Origin-Opener-Policy'?: string
+          /** @description `same-origin` */
+          'Cross-Origin-Resource-Policy'?: string
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+    }
+  }
   createImport: {
     parameters: {
       query?: never
@@ -5097,6 +5418,48 @@ export interface operations {
         }
         content: {
           'application/json': components['schemas']['ErrorBody']
+        }
+      }
+    }
+  }
+  openApiDocument: {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description This document */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': Record<string, never>
+        }
+      }
+    }
+  }
+  docsPage: {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description The page */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          [name: string]: unknown
+        }
+        content: {
+          'text/html': string
         }
       }
     }

@@ -196,8 +196,6 @@ export function buildApp(options: AppOptions): FastifyInstance {
       onAuthenticated: (principal, reply) => enforceRateLimit(rateLimiter, principal, reply),
     }),
   })
-  // Outside the plugin below, so that the OpenAPI document leaves this operators' route out.
-  registerMetricsRoute(app, metrics, { token: options.metricsToken })
   let importJobs = options.importJobs
   if (!importJobs) {
     const own = createImportJobs(database, {
@@ -212,6 +210,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
   // Declared in a plugin, so that they come after the OpenAPI plugin has loaded and it sees them.
   app.register(async (routes) => {
     registerHealthRoutes(routes, database)
+    registerMetricsRoute(routes, metrics, { token: options.metricsToken })
     registerCatalogRoutes(routes, database, { idempotencyKeyTtlSeconds })
     registerEventRoutes(routes, database, PREFIX)
     registerWebhookEndpointRoutes(routes, database, {

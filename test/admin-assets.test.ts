@@ -112,12 +112,3 @@ it(
     }
   },
 )
-
-it('the admin routes are not in the OpenAPI document: they are no part of the API', async (t) => {
-  const { app } = await buildTestApi(t, 'sqlite')
-  const document = (await app.inject({ url: '/openapi.json' })).json()
-  assert.deepEqual(
-    Object.keys(document.paths).filter((path) => path.startsWith('/admin')),
-    [],
-  )
-})

@@ -126,13 +126,22 @@ describe('the OpenAPI document', () => {
       [`POST ${API}/webhook-endpoints/{id}/deliveries/{deliveryId}/retry`]: write,
       'GET /healthz': [],
       'GET /readyz': [],
+      'GET /metrics': [{}, { metricsToken: [] }],
+      'GET /admin': [],
+      'GET /admin/assets/{file}': [],
+      'GET /openapi.json': [],
+      'GET /docs': [],
     }
     const operations = operationsOf(document)
     assert.deepEqual([...operations.keys()].sort(), Object.keys(expected).sort())
     for (const [label, operation] of operations) {
       assert.deepEqual(operation.security, expected[label], label)
       assert.ok(operation.summary && operation.operationId, `${label} has a summary and an id`)
-      const scopeSentence = label.includes(API) ? /Needs an API key with scope `/ : /Public/
+      const scopeSentence = label.includes(API)
+        ? /Needs an API key with scope `/
+        : label === 'GET /metrics'
+          ? /Open unless the service was started with `METRICS_TOKEN`/
+          : /Public/
       assert.match(operation.description, scopeSentence, label)
     }
     assert.deepEqual(document.components.securitySchemes.bearerAuth, {
@@ -209,6 +218,30 @@ describe('the OpenAPI document', () => {
     }
     const initializer = await app.inject({ url: '/docs/static/swagger-initializer.js' })
     assert.match(initializer.body, /validatorUrl: null/)
+  })
+
+  it("documents every route the app serves but HEAD, Swagger UI's own files and /admin/", async (t) => {
+    const { database } = await buildTestApi(t, 'sqlite')
+    const app = buildApp({ database })
+    t.after(() => app.close())
+    const served: string[] = []
+    app.addHook('onRoute', (route) => {
+      for (const method of [route.method].flat()) served.push(`${method} ${route.url}`)
+    })
+    await app.ready()
+    const documented = new Set(operationsOf(document).keys())
+    const asDocumented = (label: string) =>
+      label.replace(/:(\w+)/g, '{$1}').replace(/\/\*$/, '/{file}')
+    const left = served.filter(
+      (label) =>
+        !label.startsWith('HEAD ') &&
+        !label.startsWith('GET /docs/') &&
+        label !== 'GET /admin/' &&
+        !documented.has(asDocumented(label)),
+    )
+    assert.deepEqual(left, [])
+    // Those registered before the hook was added.
+    for (const label of ['GET /openapi.json', 'GET /docs']) assert.ok(documented.has(label), label)
   })
 
   it('is committed as openapi.json, up to date (npm run openapi rewrites it)', async () => {
@@ -540,6 +573,31 @@ describeEachDialect('answers conform to the OpenAPI document', (dialect) => {
     await check(retryLabel, send('POST', retryUrl, huge))
     await check(retryLabel, send('POST', retryUrl, { payload: 'x', contentType: 'text/plain' }))
 
+    // The operators' and the documents' routes.
+    await check('GET /metrics', send('GET', '/metrics', { key: null }))
+    const guarded = buildApp({ database: api.database, metricsToken: 'a-metrics-token' })
+    t.after(() => guarded.close())
+    await check('GET /metrics', guarded.inject({ url: '/metrics' }))
+    const adminPage = await send('GET', '/admin', { key: null })
+    checker.check('GET /admin', adminPage)
+    const etag = String(adminPage.headers.etag)
+    await check(
+      'GET /admin',
+      send('GET', '/admin', { key: null, headers: { 'if-none-match': etag } }),
+    )
+    const assetUrl = /src="([^"]+\.js)"/.exec(adminPage.body)![1]!
+    const assetLabel = 'GET /admin/assets/{file}'
+    const asset = await send('GET', assetUrl, { key: null })
+    checker.check(assetLabel, asset)
+    const assetTag = String(asset.headers.etag)
+    await check(
+      assetLabel,
+      send('GET', assetUrl, { key: null, headers: { 'if-none-match': assetTag } }),
+    )
+    await check(assetLabel, send('GET', '/admin/assets/none.js', { key: null }))
+    await check('GET /openapi.json', send('GET', '/openapi.json', { key: null }))
+    await check('GET /docs', send('GET', '/docs', { key: null }))
+
     // Unexpected failures: 500, with the error body.
     const broken = await buildBrokenWriteApp(t, api.database)
     for (const [label, url] of [
@@ -638,6 +696,8 @@ describeEachDialect('answers conform to the OpenAPI document', (dialect) => {
         `GET ${API}/exports/products.csv`,
       ].flatMap((label) => [`${label} 403`, `${label} 500`]),
       'GET /healthz 503',
+      // Only before `npm run build` has built the page, as the tests run after it.
+      'GET /admin 404',
       `${listHooksLabel} 500`,
       `${getHookLabel} 500`,
       `${createLabel} 409`,

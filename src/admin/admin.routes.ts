@@ -4,6 +4,7 @@ import { extname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { AppError } from '../errors.js'
+import { errorBodyWithHeaders, headerObjects, textResponse } from '../http/openapi.js'
 
 /** Where `npm run build` writes the page (scripts/build-admin.ts), from src/ and from dist/. */
 export const ADMIN_BUILD_DIR = fileURLToPath(new URL('../../dist/admin-ui/', import.meta.url))
@@ -125,15 +126,72 @@ export function registerAdminRoutes(app: FastifyInstance): void {
     if (!index) throw notBuilt()
     return send(request, reply, index, 'no-cache')
   }
-  const hidden = { schema: { hide: true } }
-  app.get(ADMIN_PATH, hidden, page)
-  app.get(`${ADMIN_PATH}/`, hidden, page)
-  app.get<{ Params: { '*': string } }>(`${ASSETS_PATH}/*`, hidden, (request, reply) => {
-    const asset = readAssets().get(`assets/${request.params['*']}`)
-    if (!asset) {
-      reply.headers(SECURITY_HEADERS)
-      throw new AppError('not_found', `No asset ${request.url}.`)
-    }
-    return send(request, reply, asset, 'public, max-age=31536000, immutable')
-  })
+  const pageSchema = {
+    operationId: 'adminPage',
+    tags: ['operations'],
+    summary: 'The admin page',
+    description:
+      'A page for browsing and editing the catalogue in a browser, signed in with an API ' +
+      'key: a client of the API like any other, and the same at `/admin/`. Answered ' +
+      'brotli- or gzip-compressed as Accept-Encoding allows; 304 for an If-None-Match of ' +
+      'its ETag. 404 until `npm run build` has built it.',
+    response: assetResponses('The page', 'text/html'),
+  }
+  app.get(ADMIN_PATH, { schema: pageSchema }, page)
+  app.get(`${ADMIN_PATH}/`, { schema: { hide: true } }, page)
+  const assetSchema = {
+    operationId: 'adminAsset',
+    tags: ['operations'],
+    summary: "A script, style or image of the admin page's build",
+    description:
+      'Names carry a hash of the content: cached for a year. Compressed and revalidated as ' +
+      'the page is.',
+    response: assetResponses('The file', [
+      ...new Set(Object.values(CONTENT_TYPES).map((type) => type.split(';')[0]!)),
+    ]),
+  }
+  app.get<{ Params: { '*': string } }>(
+    `${ASSETS_PATH}/*`,
+    { schema: assetSchema },
+    (request, reply) => {
+      const asset = readAssets().get(`assets/${request.params['*']}`)
+      if (!asset) {
+        reply.headers(SECURITY_HEADERS)
+        throw new AppError('not_found', `No asset ${request.url}.`)
+      }
+      return send(request, reply, asset, 'public, max-age=31536000, immutable')
+    },
+  )
+}
+
+/** SECURITY_HEADERS, as the document declares them. */
+const SECURITY_HEADER_DOCS = {
+  'Content-Security-Policy': 'What the page may load and run: this origin only.',
+  'X-Content-Type-Options': '`nosniff`',
+  'X-Frame-Options': '`DENY`',
+  'Referrer-Policy': '`no-referrer`',
+  'Cross-Origin-Opener-Policy': '`same-origin`',
+  'Cross-Origin-Resource-Policy': '`same-origin`',
+}
+
+/** The headers `send` sets, as the document declares them. */
+const ASSET_HEADERS = {
+  ...SECURITY_HEADER_DOCS,
+  'Cache-Control': '`no-cache` for the page; a year, immutable, for its assets.',
+  Vary: '`accept-encoding`',
+  ETag: 'A hash of the content.',
+  'Content-Encoding': '`br` or `gzip` when the body is compressed.',
+}
+
+function assetResponses(description: string, mediaTypes: string | string[]) {
+  const { 'Content-Encoding': _, ...notModified } = ASSET_HEADERS
+  return {
+    200: textResponse(description, mediaTypes, ASSET_HEADERS),
+    304: {
+      type: 'null',
+      description: 'Not modified: the ETag sent is current',
+      headers: headerObjects(notModified),
+    },
+    404: errorBodyWithHeaders(SECURITY_HEADER_DOCS),
+  }
 }

@@ -4,7 +4,7 @@ import swaggerUi from '@fastify/swagger-ui'
 import type { FastifyInstance, RouteOptions } from 'fastify'
 import { allows, SCOPES, type Scope } from '../auth/scopes.js'
 import { ERROR_STATUS, type ErrorCode } from '../errors.js'
-import { declareCommonResponseHeaders } from './response-headers.js'
+import { BEARER, declareCommonResponseHeaders } from './response-headers.js'
 import { ErrorBody } from './schemas.js'
 
 const { version } = JSON.parse(
@@ -16,8 +16,8 @@ const DOCS_PATH = '/docs'
 
 const TITLE = 'Catalogue service'
 
-/** The name of the bearer scheme in `components.securitySchemes`. */
-const BEARER = 'bearerAuth'
+/** The scheme of /metrics's optional token. */
+export const METRICS_TOKEN = 'metricsToken'
 
 /** When each error is sent, and an example of its body. One entry per code of the contract. */
 const ERROR_EXAMPLES: Record<ErrorCode, { when: string; body: Record<string, unknown> }> = {
@@ -170,11 +170,91 @@ function scopeSentence(scope: Scope | undefined): string {
 function documentRoute(route: RouteOptions, schema: Record<string, unknown>) {
   const scope = route.config?.scope
   const response = { ...(schema.response as Record<string, unknown> | undefined) }
-  for (const status of Object.keys(response)) {
-    if (response[status] === ErrorBody) response[status] = errorResponse(Number(status))
+  for (const [status, value] of Object.entries(response)) {
+    if (value === ErrorBody) response[status] = errorResponse(Number(status))
+    const headers = (value as { [ERROR_HEADERS]?: Record<string, string> })[ERROR_HEADERS]
+    if (headers)
+      response[status] = { ...errorResponse(Number(status)), headers: headerObjects(headers) }
   }
-  const description = [schema.description, scopeSentence(scope)].filter(Boolean).join('\n\n')
-  return { ...schema, description, security: securityOf(scope), response }
+  // A route outside the API's keys (/metrics) declares its own security and says it.
+  const ownSecurity = schema.security !== undefined
+  const description = [schema.description, ownSecurity ? undefined : scopeSentence(scope)]
+    .filter(Boolean)
+    .join('\n\n')
+  const security = ownSecurity ? schema.security : securityOf(scope)
+  return { ...schema, description, security, response }
+}
+
+const ERROR_HEADERS = Symbol('error headers')
+
+/** An error answer in the contract's shape that carries `headers` besides the usual ones. */
+export function errorBodyWithHeaders(headers: Record<string, string>) {
+  return { [ERROR_HEADERS]: headers }
+}
+
+/** A response whose body is not JSON (a page, a script, metrics), of one of `mediaTypes`. */
+export function textResponse(
+  description: string,
+  mediaTypes: string | string[],
+  headers: Record<string, string> = {},
+) {
+  const types = typeof mediaTypes === 'string' ? [mediaTypes] : mediaTypes
+  return {
+    description,
+    content: Object.fromEntries(types.map((type) => [type, { schema: { type: 'string' } }])),
+    ...(Object.keys(headers).length > 0 && { headers: headerObjects(headers) }),
+  }
+}
+
+/** Response headers, from their descriptions, as a route's response schema declares them. */
+export function headerObjects(headers: Record<string, string>) {
+  return Object.fromEntries(
+    Object.entries(headers).map(([name, description]) => [name, { type: 'string', description }]),
+  )
+}
+
+/**
+ * The document itself and the page that renders it: served by routes declared beside the
+ * document's plugin (the page by @fastify/swagger-ui), which it does not see, so written here.
+ */
+const DOCUMENT_PATHS = {
+  [OPENAPI_PATH]: {
+    get: {
+      operationId: 'openApiDocument',
+      tags: ['documents'],
+      summary: 'This document (OpenAPI 3.1)',
+      description: 'The OpenAPI 3.1 document of every route. Public: no API key needed.',
+      security: [],
+      responses: {
+        200: {
+          description: 'This document',
+          content: {
+            'application/json': {
+              schema: { type: 'object' },
+              examples: {
+                document: {
+                  summary: 'Its beginning',
+                  value: { openapi: '3.1.0', info: { title: TITLE, version }, paths: {} },
+                },
+              },
+            },
+          },
+        },
+      },
+    },
+  },
+  [DOCS_PATH]: {
+    get: {
+      operationId: 'docsPage',
+      tags: ['documents'],
+      summary: 'This document, rendered (Swagger UI)',
+      description:
+        'An HTML page that renders `/openapi.json`; its script and styles are served under ' +
+        '`/docs/static/`. Public: no API key needed.',
+      security: [],
+      responses: { 200: textResponse('The page', 'text/html') },
+    },
+  },
 }
 
 /** A shared schema as the document lists it: its name is its key in `components.schemas`. */
@@ -210,6 +290,11 @@ export function registerOpenApi(app: FastifyInstance): void {
         },
         { name: 'imports', description: 'Bring a catalogue in (Shopify product CSV) and out' },
         { name: 'health', description: 'For load balancers and orchestrators; no key needed' },
+        {
+          name: 'operations',
+          description: 'For the people who run the service: metrics and the admin page',
+        },
+        { name: 'documents', description: 'This document and the page that renders it' },
       ],
       components: {
         schemas: { ErrorBody: withoutId(ErrorBody) },
@@ -219,16 +304,23 @@ export function registerOpenApi(app: FastifyInstance): void {
             scheme: 'bearer',
             description: 'An API key, `ck_` and 43 characters, made with `catalog keys create`.',
           },
+          [METRICS_TOKEN]: {
+            type: 'http',
+            scheme: 'bearer',
+            description: 'The `METRICS_TOKEN` the service was started with, if any.',
+          },
         },
       },
     },
     // The headers hooks send on every route's answers (X-Request-Id, RateLimit, ...).
-    transformObject: (documents) =>
-      declareCommonResponseHeaders(
-        (documents as { openapiObject: Record<string, any> }).openapiObject,
-      ),
+    transformObject: (documents) => {
+      const document = (documents as { openapiObject: Record<string, any> }).openapiObject
+      document.paths = { ...document.paths, ...DOCUMENT_PATHS }
+      return declareCommonResponseHeaders(document)
+    },
     transform: ({ schema, url, route }) => ({
-      url,
+      // A wildcard (the admin page's assets) as a named parameter: `{file}`, not `{*}`.
+      url: url.replace(/\/\*$/, '/:file'),
       schema: documentRoute(route, (schema ?? {}) as Record<string, unknown>) as typeof schema,
     }),
   })

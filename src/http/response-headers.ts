@@ -7,6 +7,9 @@
 
 type Document = Record<string, any>
 
+/** The name of the API keys' bearer scheme in `components.securitySchemes`. */
+export const BEARER = 'bearerAuth'
+
 interface HeaderObject {
   description: string
   schema: { type: 'string' }
@@ -43,7 +46,8 @@ const METHODS = ['get', 'put', 'post', 'patch', 'delete', 'head', 'options'] as 
 /** The common headers an operation's answer with `status` may carry. */
 function headersOf(operation: Document, status: string): CommonHeader[] {
   const headers: CommonHeader[] = ['X-Request-Id']
-  const authenticated = Array.isArray(operation.security) && operation.security.length > 0
+  const security: Record<string, string[]>[] = operation.security ?? []
+  const authenticated = security.some((requirement) => BEARER in requirement)
   // Counted once the key is known: every answer but the one that refuses the key.
   if (authenticated && status !== '401') headers.push('RateLimit-Policy', 'RateLimit')
   if (status === '429') headers.push('Retry-After')

@@ -1,13 +1,17 @@
 import assert from 'node:assert/strict'
+import { spawnSync } from 'node:child_process'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { it, describe, type TestContext } from 'node:test'
 import SqliteDatabase from 'better-sqlite3'
 import { Kysely, SqliteDialect, sql } from 'kysely'
 import { createDatabase } from '../src/db/database.js'
 import { createGroupCommit } from '../src/db/group-commit.js'
 import type { Executor } from '../src/db/schema.js'
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url))
 
 interface Items {
   items: { id: number; label: string }
@@ -215,5 +219,49 @@ describe('SQLite durability settings', () => {
     assert.equal(await database.write((tx) => synchronous(tx), { durable: false }), 1)
     assert.equal(await database.write((tx) => synchronous(tx)), 2)
     assert.equal(await synchronous(database.kysely), 2)
+  })
+})
+
+describe('SQLite beside another process on the same file', () => {
+  it("a write that reads first keeps its turn: another process's commit in between does not fail it", async (t) => {
+    const dir = await mkdtemp(join(tmpdir(), 'two-processes-'))
+    t.after(() => rm(dir, { recursive: true, force: true }))
+    const path = join(dir, 'c.db')
+    const database = createDatabase(`sqlite:${path}`)
+    t.after(() => database.close())
+    await sql`create table items (id integer primary key, label text not null)`.execute(
+      database.kysely,
+    )
+    // Another process (`catalog import`, or a second server) writing to the same file. It
+    // waits for the lock at most 200 ms, then gives up.
+    const otherProcessWrites = () =>
+      spawnSync(
+        process.execPath,
+        [
+          '-e',
+          `const db = new (require('better-sqlite3'))(${JSON.stringify(path)})
+           db.pragma('busy_timeout = 200')
+           try { db.exec("insert into items (label) values ('other')") } catch { process.exit(3) }`,
+        ],
+        { cwd: ROOT },
+      ).status
+    const label = await database.write(async (tx) => {
+      await sql`select count(*) as n from items`.execute(tx)
+      // Started as a read, a transaction could not become a write once the other commit
+      // landed (SQLITE_BUSY, "database is locked", at once: no busy wait can help). Begun
+      // as a write, it holds the lock, and the other process waits for it instead.
+      assert.equal(otherProcessWrites(), 3)
+      await sql`insert into items (label) values ('mine')`.execute(tx)
+      return 'mine'
+    })
+    assert.equal(label, 'mine')
+    assert.equal(otherProcessWrites(), 0)
+    const { rows } = await sql<{ label: string }>`select label from items order by id`.execute(
+      database.kysely,
+    )
+    assert.deepEqual(
+      rows.map((row) => row.label),
+      ['mine', 'other'],
+    )
   })
 })

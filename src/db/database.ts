@@ -2,10 +2,14 @@ import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import SqliteDatabase from 'better-sqlite3'
 import {
+  CompiledQuery,
   Kysely,
   PostgresAdapter,
   SqliteDialect,
+  SqliteDriver,
   sql,
+  type DatabaseConnection,
+  type SqliteDialectConfig,
   type SqliteDatabase as SqliteDialectDatabase,
   type Transaction,
 } from 'kysely'
@@ -133,7 +137,7 @@ function openSqlite(path: string): Database {
     )
   }
   const statements = withStatementCache(handle)
-  const kysely = new Kysely<DB>({ dialect: new SqliteDialect({ database: statements }) })
+  const kysely = new Kysely<DB>({ dialect: new WriteTransactionsDialect({ database: statements }) })
   // Nothing else runs during a synchronous call, and with no transaction open on the
   // connection (a group commit's batch between two statements, say) a read sees only
   // committed rows, each already synced by its commit (but for the webhook dispatcher's, which
@@ -221,6 +225,33 @@ export function sqliteDurabilityProblems(
   if (settings.synchronous !== 'full' && settings.synchronous !== 'extra')
     problems.push(`synchronous is ${settings.synchronous}, not full`)
   return problems
+}
+
+/**
+ * SQLite's dialect with every transaction begun as a write (`BEGIN IMMEDIATE`): the service's
+ * transactions all write. Begun as a read (Kysely's `BEGIN`), a transaction that reads first
+ * cannot become a write once another connection (`catalog import`, another process) has
+ * committed since its read: SQLite refuses at once (SQLITE_BUSY, "database is locked"), and
+ * no busy_timeout can help. Begun as a write, it waits for the lock at BEGIN (busy_timeout),
+ * and others wait for it.
+ */
+class WriteTransactionsDialect extends SqliteDialect {
+  readonly #config: SqliteDialectConfig
+
+  constructor(config: SqliteDialectConfig) {
+    super(config)
+    this.#config = config
+  }
+
+  override createDriver(): SqliteDriver {
+    return new WriteTransactionsDriver(this.#config)
+  }
+}
+
+class WriteTransactionsDriver extends SqliteDriver {
+  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('begin immediate'))
+  }
 }
 
 /**

@@ -413,6 +413,57 @@ describeEachDialect('import: upserts', (dialect) => {
     assert.deepEqual(dry, await importText(database, 'real', file))
   })
 
+  it("a dry run finds what a real run's database refuses: options another stored variant holds", async (t) => {
+    const database = await createTestDatabase(t, dialect)
+    const files = [
+      // E1 takes E2's options.
+      ['Handle,Title,Option1 Name,Option1 Value,Variant SKU', 'stock,Stock,Size,M,E1'],
+      // E4 takes the options of the variant without a sku.
+      ['Handle,Title,Option1 Name,Option1 Value,Variant SKU', 'stock,Stock,Size,L,E4'],
+      // E1 and E2 swap options: the first write already clashes.
+      [
+        'Handle,Title,Option1 Name,Option1 Value,Variant SKU',
+        'stock,Stock,Size,M,E1',
+        'stock,,,S,E2',
+      ],
+      // E2 moves away first, then E1 takes its old options: no clash.
+      [
+        'Handle,Title,Option1 Name,Option1 Value,Variant SKU',
+        'stock,Stock,Size,XXL,E2',
+        'stock,,,M,E1',
+      ],
+      // A new variant with options nobody holds; one with E4's is E4 (found by its options).
+      [
+        'Handle,Title,Option1 Name,Option1 Value,Variant SKU',
+        'stock,Stock,Size,XS,N1',
+        'stock,,,XL,N2',
+      ],
+    ]
+    const clashes: (number | undefined)[] = []
+    for (const [i, lines] of files.entries()) {
+      for (const store of [`dry-${i}`, `real-${i}`]) {
+        const product = await createProduct(database, store, { name: 'Stock' })
+        for (const [sku, size] of [
+          ['E1', 'S'],
+          ['E2', 'M'],
+          [undefined, 'L'],
+          ['E4', 'XL'],
+        ] as const) {
+          await addVariant(database, store, product.id, {
+            name: size,
+            ...(sku && { sku }),
+            options: { Size: size },
+          })
+        }
+      }
+      const dry = await importText(database, `dry-${i}`, csv(...lines), { dryRun: true })
+      const real = await importText(database, `real-${i}`, csv(...lines))
+      assert.deepEqual(dry, real, lines.join(' | '))
+      clashes.push(real.errors.find((e) => e.error === 'duplicate_options')?.row)
+    }
+    assert.deepEqual(clashes, [2, 2, 2, undefined, undefined])
+  })
+
   it('duplicate options in one product are refused', async (t) => {
     const database = await createTestDatabase(t, dialect)
     const summary = await importText(

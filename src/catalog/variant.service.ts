@@ -346,6 +346,10 @@ async function sqliteConflict(
 /** The message of duplicate_sku, which an import's dry run also gives for what a real run would. */
 export const DUPLICATE_SKU_MESSAGE = 'Another variant in your store already has this sku.'
 
+/** The message of duplicate_options, which an import's dry run also gives. */
+export const DUPLICATE_OPTIONS_MESSAGE =
+  'Another variant of this product already has these options.'
+
 function duplicateSku(): AppError {
   return new AppError('duplicate_sku', DUPLICATE_SKU_MESSAGE)
 }
@@ -358,10 +362,7 @@ function conflictError(error: unknown): AppError | undefined {
     case 'variants_sku_key':
       return duplicateSku()
     case 'variants_options_key':
-      return new AppError(
-        'duplicate_options',
-        'Another variant of this product already has these options.',
-      )
+      return new AppError('duplicate_options', DUPLICATE_OPTIONS_MESSAGE)
     default:
       return undefined
   }

@@ -34,6 +34,7 @@ import {
 } from '../catalog/variant.repository.js'
 import {
   addVariantWork,
+  DUPLICATE_OPTIONS_MESSAGE,
   DUPLICATE_SKU_MESSAGE,
   newVariantFields,
   optionsKey,
@@ -677,7 +678,47 @@ async function planProduct(
     else if (current && price !== current.price) patch.price = price
   }
   if (errors.length > 0) return failed(uniqueErrors(errors))
+  // Options the product's stored variants hold: a real run's database refuses the first
+  // write that would repeat them (no check-then-write); a dry run looks, and says the same.
+  const clash = dry && firstOptionsClash(stored, plans)
+  if (clash) {
+    return failed([
+      conflict(
+        clash.variant.row,
+        handle,
+        REFUSAL_FIELDS.duplicate_options,
+        'duplicate_options',
+        DUPLICATE_OPTIONS_MESSAGE,
+      ),
+    ])
+  }
   return { current, createInput, patch, variants: plans }
+}
+
+/**
+ * The first of `plans` whose write the database would refuse as duplicate_options, the
+ * variants written in order as writePlan writes them: a create, or an update that changes the
+ * options, to options another variant of the product holds at that point.
+ */
+function firstOptionsClash(stored: Variant[], plans: VariantPlan[]): VariantPlan | undefined {
+  const holders = new Map<string, Variant | VariantPlan>()
+  for (const variant of stored) {
+    const key = optionsKey(variant.options)
+    if (key !== null) holders.set(key, variant)
+  }
+  for (const plan of plans) {
+    const { target } = plan
+    if (target && plan.patch.options === undefined) continue
+    const holder = target ?? plan
+    const key = optionsKey((target ? plan.patch.options : plan.variant.input.options) ?? {})
+    if (key !== null && (holders.get(key) ?? holder) !== holder) return plan
+    if (target) {
+      const before = optionsKey(target.options)
+      if (before !== null && holders.get(before) === target) holders.delete(before)
+    }
+    if (key !== null) holders.set(key, holder)
+  }
+  return undefined
 }
 
 /**
@@ -924,6 +965,13 @@ function conflict(
   return { row, handle, field, error, message }
 }
 
+/** The column a conflict the database refuses is reported on. */
+const REFUSAL_FIELDS = {
+  duplicate_sku: 'Variant SKU',
+  duplicate_options: 'Option1 Value',
+  duplicate_slug: 'Handle',
+}
+
 /** A refusal of a unit of work as the row's error; anything but an AppError is thrown on. */
 function refusal(error: unknown, row: number, handle: string, field: string | null): ImportError {
   if (!(error instanceof AppError)) throw error
@@ -932,11 +980,7 @@ function refusal(error: unknown, row: number, handle: string, field: string | nu
   if (code === 'invalid_transition') {
     return { row, handle, field: 'Status', error: 'validation_failed', message: error.message }
   }
-  const fieldOf: Partial<Record<string, string>> = {
-    duplicate_sku: 'Variant SKU',
-    duplicate_options: 'Option1 Value',
-    duplicate_slug: 'Handle',
-  }
+  const fieldOf: Partial<Record<string, string>> = REFUSAL_FIELDS
   if (
     code === 'duplicate_sku' ||
     code === 'duplicate_options' ||

@@ -788,6 +788,30 @@ describeEachDialect('import: export round trip', (dialect) => {
     const b = await createProduct(database, 'src', { name: 'Archived one', status: 'archived' })
     await addVariant(database, 'src', b.id, { name: 'Only', price: 0 })
     const exported = await exportText(database, 'src')
+    // Shopify's classic columns (Option1 to Option3 among them), the export's own, then the
+    // options past the third, which Shopify's format has no columns for.
+    const header = exported.split('\n', 1)[0]!.split(',')
+    assert.deepEqual(header.slice(header.indexOf('Option1 Name'), header.indexOf('Variant SKU')), [
+      'Option1 Name',
+      'Option1 Value',
+      'Option2 Name',
+      'Option2 Value',
+      'Option3 Name',
+      'Option3 Value',
+    ])
+    assert.deepEqual(header.slice(header.indexOf('Status')), [
+      'Status',
+      'Product Price',
+      'Product Compare At Price',
+      'Product SKU',
+      'Product Barcode',
+      'Product Tax Rate',
+      'Variant Name',
+      'Option4 Name',
+      'Option4 Value',
+      'Option5 Name',
+      'Option5 Value',
+    ])
     const summary = await importText(database, 'dst', exported)
     assertNoErrors(summary)
     assert.deepEqual(await products(database, 'dst'), await products(database, 'src'))

@@ -5,7 +5,7 @@ import { rowToProduct, rowToVariant } from '../catalog/catalog.mappers.js'
 import type { Product, Variant } from '../catalog/catalog.schemas.js'
 import type { Executor } from '../db/schema.js'
 import { toIso } from '../db/values.js'
-import { exportHeader } from './shopify-columns.js'
+import { exportHeader, SHOPIFY_OPTION_COLUMNS } from './shopify-columns.js'
 
 /** Products read (and written out) per page. */
 const PAGE_SIZE = 200
@@ -16,8 +16,6 @@ const PAGE_SIZE = 200
  */
 const CSV_OPTIONS = { record_delimiter: 'unix', quoted_match: /\r/ } as const
 
-/** Shopify's columns for options: a product's first three at least. */
-const MIN_OPTION_COLUMNS = 3
 
 /**
  * The store's catalogue as a Shopify product CSV, in pieces of text: the header, then one
@@ -27,10 +25,10 @@ const MIN_OPTION_COLUMNS = 3
  *
  * A product's options are Shopify's OptionN Name / OptionN Value columns, names on its first
  * row: as many as the product in the store with the most option names needs (three at
- * least), which a first pass over the store finds.
+ * least), which a first pass over the store finds; those past the third come last.
  */
 export async function* exportCatalog(db: Executor, storeId: string): AsyncGenerator<string> {
-  let optionCount = MIN_OPTION_COLUMNS
+  let optionCount = SHOPIFY_OPTION_COLUMNS
   for await (const page of pages(db, storeId)) {
     for (const { variants } of page) {
       optionCount = Math.max(optionCount, optionNames(variants).length)
@@ -117,7 +115,7 @@ function productRecords(product: Product, variants: Variant[], optionCount: numb
       first ? (product.productType ?? '') : '',
       first ? product.tags.join(', ') : '',
       first ? (product.status === 'active' ? 'TRUE' : 'FALSE') : '',
-      ...options,
+      ...options.slice(0, 2 * SHOPIFY_OPTION_COLUMNS),
       variant?.sku ?? '',
       variant?.weightGrams === null || variant === undefined ? '' : String(variant.weightGrams),
       variant ? amount(variant.price) : '',
@@ -133,6 +131,7 @@ function productRecords(product: Product, variants: Variant[], optionCount: numb
       first ? (product.barcode ?? '') : '',
       first ? amount(product.taxRate) : '',
       variant?.name ?? '',
+      ...options.slice(2 * SHOPIFY_OPTION_COLUMNS),
     ])
   }
   return records

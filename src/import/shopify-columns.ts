@@ -95,10 +95,19 @@ export function columnName(header: Header, column: Column): string {
   return i === undefined ? COLUMNS[column][0] : header.names[i]!
 }
 
-/** The columns the export writes, in order: Shopify's classic ones, then its own. */
+/** Shopify's own option columns: Option1 to Option3. */
+export const SHOPIFY_OPTION_COLUMNS = 3
+
+/**
+ * The columns the export writes, in order: Shopify's classic ones (Option1 to Option3
+ * among them), then its own, the options past the third last (Option4 Name, Option4 Value,
+ * ..., for a product with more option names than Shopify's format has columns).
+ */
 export function exportHeader(optionCount: number): string[] {
   const options: string[] = []
   for (let n = 1; n <= optionCount; n++) options.push(`Option${n} Name`, `Option${n} Value`)
+  const classic = options.slice(0, 2 * SHOPIFY_OPTION_COLUMNS)
+  const more = options.slice(2 * SHOPIFY_OPTION_COLUMNS)
   return [
     'Handle',
     'Title',
@@ -107,7 +116,7 @@ export function exportHeader(optionCount: number): string[] {
     'Type',
     'Tags',
     'Published',
-    ...options,
+    ...classic,
     'Variant SKU',
     'Variant Grams',
     'Variant Price',
@@ -123,5 +132,6 @@ export function exportHeader(optionCount: number): string[] {
     'Product Barcode',
     'Product Tax Rate',
     'Variant Name',
+    ...more,
   ]
 }

@@ -16,7 +16,6 @@ const PAGE_SIZE = 200
  */
 const CSV_OPTIONS = { record_delimiter: 'unix', quoted_match: /\r/ } as const
 
-
 /**
  * The store's catalogue as a Shopify product CSV, in pieces of text: the header, then one
  * piece per page of products. Memory holds one page. The classic columns, then the export's

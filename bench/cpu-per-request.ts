@@ -23,13 +23,12 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { cleanUpOnSignals, createCleanup } from './cleanup.js'
-import { addVariants, apiClient, createProducts } from './fixtures.js'
+import { scenarioSpec } from './fixtures.js'
 import { BENCH_HOST } from './http-client.js'
 import { startLoadGenerator } from './load-job.js'
 import { createScratchDatabase, dropScratchDatabase } from './postgres.js'
 import { cpuSeconds } from './proc.js'
 import { freePort, runCommand, spawnChild, waitUntilServing } from './processes.js'
-import type { RequestSpec } from './requests.js'
 import { BENCH_STORE } from './seed.js'
 import { startScriptNodeFlags, type Dialect, type RunningServer } from './targets.js'
 
@@ -100,38 +99,18 @@ async function start(dir: string, index: number): Promise<RunningServer> {
   }
 }
 
-async function fixtures(server: RunningServer): Promise<RequestSpec> {
-  const client = apiClient(server)
-  try {
-    switch (scenario) {
-      case 'create-product':
-        return { kind: 'create-product' }
-      case 'list-page':
-        await createProducts(client, 60)
-        return { kind: 'list-page' }
-      case 'add-variant':
-      case 'get-product':
-      case 'patch-product':
-        return { kind: scenario, productIds: await createProducts(client, 300) }
-      case 'patch-variant':
-        return {
-          kind: 'patch-variant',
-          variants: await addVariants(client, await createProducts(client, 300), 1),
-        }
-      default:
-        throw new Error(`unknown scenario ${scenario}`)
-    }
-  } finally {
-    await client.close()
-  }
-}
-
 async function main(): Promise<void> {
   const load = startLoadGenerator(cleanup)
   const builds = []
   for (const [index, dir] of [oldDir!, newDir!].map((d) => resolve(d)).entries()) {
     const server = await start(dir, index)
-    builds.push({ index, dir, server, spec: await fixtures(server), samples: [] as number[] })
+    builds.push({
+      index,
+      dir,
+      server,
+      spec: await scenarioSpec(server, scenario),
+      samples: [] as number[],
+    })
   }
   for (let round = 0; round < rounds; round++) {
     // Old first in even rounds, new first in odd ones: neither always follows the other.

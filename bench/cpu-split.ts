@@ -14,21 +14,14 @@
  * BENCH_POSTGRES_URL: the admin URL (postgres://postgres@127.0.0.1:5432/test by default).
  * CPU_PROF_DIR=<dir>: the service also writes a `--cpu-prof` profile there when it stops.
  */
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { buildBaselineServer } from './baseline-build.js'
 import { cleanUpOnSignals, createCleanup } from './cleanup.js'
-import { addVariants, apiClient, createProducts } from './fixtures.js'
+import { scenarioSpec } from './fixtures.js'
 import { startLoadGenerator } from './load-job.js'
-import { cpuSeconds } from './proc.js'
-import type { RequestSpec } from './requests.js'
-import {
-  startBaseline,
-  startScriptNodeFlags,
-  startService,
-  type RunningServer,
-  type TargetContext,
-} from './targets.js'
+import { cpuSeconds, machineCpuSeconds, postgresCpuSeconds } from './proc.js'
+import { startBaseline, startScriptNodeFlags, startService, type TargetContext } from './targets.js'
 
 const ROOT = join(import.meta.dirname, '..')
 const [scenario = 'create-product', roundsArg, countArg] = process.argv.slice(2)
@@ -36,57 +29,10 @@ const rounds = Number(roundsArg ?? 4)
 const requests = Number(countArg ?? 10_000)
 const profileDir = process.env.CPU_PROF_DIR
 
-/** CPU seconds of every process of the machine named `postgres`. */
-function postgresCpuSeconds(): number {
-  let total = 0
-  for (const pid of readdirSync('/proc')) {
-    if (!/^\d+$/.test(pid)) continue
-    try {
-      if (readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'postgres') {
-        total += cpuSeconds(Number(pid))
-      }
-    } catch {
-      // The process ended between the listing and the read.
-    }
-  }
-  return total
-}
-
-/** CPU seconds the whole machine has been busy (all cores, /proc/stat's first line). */
-function machineBusySeconds(): number {
-  const fields = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!.trim().split(/\s+/)
-  const ticks = fields.slice(1).map(Number)
-  const idle = ticks[3]! + ticks[4]!
-  return (ticks.reduce((sum, n) => sum + n, 0) - idle) / 100
-}
-
 const median = (values: number[]) => {
   const sorted = [...values].sort((a, b) => a - b)
   const middle = sorted.length >> 1
   return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2
-}
-
-async function fixtures(server: RunningServer): Promise<RequestSpec> {
-  const client = apiClient(server)
-  try {
-    switch (scenario) {
-      case 'create-product':
-        return { kind: 'create-product' }
-      case 'add-variant':
-      case 'get-product':
-      case 'patch-product':
-        return { kind: scenario, productIds: await createProducts(client, 300) }
-      case 'patch-variant':
-        return {
-          kind: 'patch-variant',
-          variants: await addVariants(client, await createProducts(client, 300), 1),
-        }
-      default:
-        throw new Error(`unknown scenario ${scenario}`)
-    }
-  } finally {
-    await client.close()
-  }
 }
 
 async function main(): Promise<void> {
@@ -116,7 +62,7 @@ async function main(): Promise<void> {
     for (const server of servers) {
       builds.push({
         server,
-        spec: await fixtures(server),
+        spec: await scenarioSpec(server, scenario),
         own: [] as number[],
         postgres: [] as number[],
         rest: [] as number[],
@@ -132,7 +78,7 @@ async function main(): Promise<void> {
         await load.load({ ...job, until: { requests: round === 0 ? 5000 : 1000 } })
         const own = cpuSeconds(build.server.pid)
         const postgres = postgresCpuSeconds()
-        const busy = machineBusySeconds()
+        const busy = machineCpuSeconds()
         const result = await load.load({ ...job, until: { requests } })
         if (result.non2xx > 0 || result.errors > 0) {
           throw new Error(`${build.server.kind}: ${result.non2xx} non-2xx, ${result.errors} errors`)
@@ -142,7 +88,7 @@ async function main(): Promise<void> {
         const postgresUs = perRequest(postgresCpuSeconds() - postgres)
         build.own.push(ownUs)
         build.postgres.push(postgresUs)
-        build.rest.push(perRequest(machineBusySeconds() - busy) - ownUs - postgresUs)
+        build.rest.push(perRequest(machineCpuSeconds() - busy) - ownUs - postgresUs)
       }
     }
     console.log(`${scenario}, µs of CPU per request (medians of ${rounds} rounds of ${requests}):`)

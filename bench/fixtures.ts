@@ -61,3 +61,33 @@ async function concurrently(count: number, concurrency: number, task: () => Prom
   }
   await Promise.all(Array.from({ length: Math.min(concurrency, count) }, worker))
 }
+
+/**
+ * What one scenario of the benchmark needs on `server` (300 products to read or change, 60
+ * for a list page, a variant of each to PATCH), and its request spec.
+ */
+export async function scenarioSpec(server: RunningServer, scenario: string): Promise<RequestSpec> {
+  const client = apiClient(server)
+  try {
+    switch (scenario) {
+      case 'create-product':
+        return { kind: 'create-product' }
+      case 'list-page':
+        await createProducts(client, 60)
+        return { kind: 'list-page' }
+      case 'add-variant':
+      case 'get-product':
+      case 'patch-product':
+        return { kind: scenario, productIds: await createProducts(client, 300) }
+      case 'patch-variant':
+        return {
+          kind: 'patch-variant',
+          variants: await addVariants(client, await createProducts(client, 300), 1),
+        }
+      default:
+        throw new Error(`unknown scenario ${scenario}`)
+    }
+  } finally {
+    await client.close()
+  }
+}

@@ -54,7 +54,7 @@ export function cpuSeconds(pid: number): number {
 }
 
 /** CPU time every process of the machine has used so far, in seconds (/proc/stat). */
-function machineCpuSeconds(): number {
+export function machineCpuSeconds(): number {
   // cpu  user nice system idle iowait irq softirq steal ...: all but idle and iowait are busy.
   const fields = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!.split(/\s+/).slice(1)
   const busy = [0, 1, 2, 5, 6, 7].reduce((sum, i) => sum + Number(fields[i] ?? 0), 0)
@@ -62,7 +62,7 @@ function machineCpuSeconds(): number {
 }
 
 /** CPU time of the PostgreSQL server's processes, which work for the server under test. */
-function postgresCpuSeconds(): number {
+export function postgresCpuSeconds(): number {
   let total = 0
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue

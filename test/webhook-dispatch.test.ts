@@ -257,6 +257,8 @@ describeEachDialect('webhook dispatcher', (dialect) => {
     // On the database object itself: the endpoint routes signal their changes to it.
     Object.assign(s.api.database, { kysely: counting })
     s.dispatch({ pollIntervalMs: 60_000 })
+    // Its first pass, made as it starts, and its first read of the endpoints, begun with it.
+    await until(async () => looks > 0, 5000, 'the first pass')
     await new Promise((resolve) => setTimeout(resolve, 100))
     looks = 0
     for (let i = 0; i < 5; i++) await s.api.createProduct({ name: `Unheard ${i}` })

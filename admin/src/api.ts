@@ -41,6 +41,64 @@ export interface Variant {
   updatedAt: string
 }
 
+export interface ImportError {
+  row: number
+  handle: string
+  field: string | null
+  error: string
+  message: string
+}
+
+/** An import of a CSV file (POST /imports, GET /imports/:id). */
+export interface ImportJob {
+  id: string
+  status: 'running' | 'succeeded' | 'failed'
+  rowsProcessed: number
+  productsCreated: number
+  productsUpdated: number
+  variantsCreated: number
+  variantsUpdated: number
+  rowsFailed: number
+  columnsNotStored: string[]
+  errors: ImportError[]
+  failureReason: string | null
+  createdAt: string
+  finishedAt: string | null
+}
+
+/** The event types an endpoint can subscribe to; `*` is every type. */
+export const EVENT_TYPES = [
+  'product.created',
+  'product.updated',
+  'product.deleted',
+  'variant.created',
+  'variant.updated',
+  'variant.deleted',
+] as const
+
+export interface WebhookEndpoint {
+  id: string
+  url: string
+  events: string[]
+  description: string | null
+  enabled: boolean
+  createdAt: string
+  updatedAt: string
+  /** In the answer of the create only. */
+  secret?: string
+}
+
+export interface WebhookDelivery {
+  id: string
+  eventId: string
+  eventType: string
+  status: 'pending' | 'succeeded' | 'failed'
+  attempts: number
+  lastAttemptAt: string | null
+  lastStatusCode: number | null
+  nextAttemptAt: string | null
+}
+
 export interface FieldProblem {
   field: string
   message: string
@@ -67,6 +125,8 @@ export const session = {
 
 interface CallOptions {
   body?: unknown
+  /** A body sent as it is (a file the person chose), with its Content-Type. */
+  raw?: { body: Blob; type: string }
   /** The version the change is based on, sent as If-Match. */
   version?: number
   key?: string
@@ -81,6 +141,7 @@ export async function call<T>(method: string, path: string, options: CallOptions
     headers['content-type'] =
       method === 'PATCH' ? 'application/merge-patch+json' : 'application/json'
   }
+  if (options.raw) headers['content-type'] = options.raw.type
   if (options.version !== undefined) headers['if-match'] = `"${options.version}"`
   let response: Response
   try {
@@ -90,10 +151,41 @@ export async function call<T>(method: string, path: string, options: CallOptions
       cache: 'no-store',
       credentials: 'omit',
       ...(options.body !== undefined && { body: JSON.stringify(options.body) }),
+      ...(options.raw && { body: options.raw.body }),
     })
   } catch {
-    throw new ApiError(0, 'network', 'The service cannot be reached; check that it is running.')
+    throw unreachable()
   }
+  if (!response.ok) throw await refusal(response)
+  const text = await response.text()
+  return (text ? JSON.parse(text) : null) as T
+}
+
+/**
+ * A file the API streams (the export), read whole: a link cannot carry the key, so the page
+ * fetches the file with it and hands the browser the bytes to save.
+ */
+export async function fetchFile(path: string): Promise<Blob> {
+  let response: Response
+  try {
+    response = await fetch(API + path, {
+      headers: { authorization: `Bearer ${session.key() ?? ''}` },
+      cache: 'no-store',
+      credentials: 'omit',
+    })
+  } catch {
+    throw unreachable()
+  }
+  if (!response.ok) throw await refusal(response)
+  return response.blob()
+}
+
+function unreachable(): ApiError {
+  return new ApiError(0, 'network', 'The service cannot be reached; check that it is running.')
+}
+
+/** An answer other than 2xx as an ApiError, with the contract's code, message and details. */
+async function refusal(response: Response): Promise<ApiError> {
   const text = await response.text()
   let body: any = null
   try {
@@ -101,15 +193,12 @@ export async function call<T>(method: string, path: string, options: CallOptions
   } catch {
     // An answer that is not JSON is reported by its status below.
   }
-  if (!response.ok) {
-    throw new ApiError(
-      response.status,
-      typeof body?.error === 'string' ? body.error : 'http_error',
-      typeof body?.message === 'string' ? body.message : `The service answered ${response.status}.`,
-      Array.isArray(body?.details) ? body.details : [],
-    )
-  }
-  return body as T
+  return new ApiError(
+    response.status,
+    typeof body?.error === 'string' ? body.error : 'http_error',
+    typeof body?.message === 'string' ? body.message : `The service answered ${response.status}.`,
+    Array.isArray(body?.details) ? body.details : [],
+  )
 }
 
 const NIL_ID = '00000000-0000-0000-0000-000000000000'

@@ -3,17 +3,46 @@ import { useEffect, useRef, useState } from 'preact/hooks'
 import { ApiError, call, canWrite, session } from './api.js'
 import { ProductList } from './products.js'
 import { ProductPage } from './product.js'
+import { ImportExportPage } from './imports.js'
 import type { Session } from './ui.js'
+import { WebhookEndpointPage, WebhookEndpoints } from './webhooks.js'
 
-type Route = { screen: 'list' } | { screen: 'new' } | { screen: 'product'; id: string }
+type Route =
+  | { screen: 'list' }
+  | { screen: 'new' }
+  | { screen: 'product'; id: string }
+  | { screen: 'imports'; id: string | null }
+  | { screen: 'webhooks' }
+  | { screen: 'webhook'; id: string }
 
+/** The screen a hash names: `#/products/<id>`, `#/imports/<id>`, `#/webhooks/<id>`, ... */
 function currentRoute(): Route {
   const path = location.hash.replace(/^#/, '')
   if (path === '/products/new') return { screen: 'new' }
-  const match = /^\/products\/([^/?#]+)$/.exec(path)
-  if (match) return { screen: 'product', id: decodeURIComponent(match[1]!) }
+  if (path === '/imports') return { screen: 'imports', id: null }
+  if (path === '/webhooks') return { screen: 'webhooks' }
+  const match = /^\/(products|imports|webhooks)\/([^/?#]+)$/.exec(path)
+  if (match) {
+    const id = decodeURIComponent(match[2]!)
+    if (match[1] === 'products') return { screen: 'product', id }
+    if (match[1] === 'imports') return { screen: 'imports', id }
+    return { screen: 'webhook', id }
+  }
   return { screen: 'list' }
 }
+
+/** The part of the page a route belongs to, for the navigation's current link. */
+function section(route: Route): 'products' | 'imports' | 'webhooks' {
+  if (route.screen === 'imports') return 'imports'
+  if (route.screen === 'webhooks' || route.screen === 'webhook') return 'webhooks'
+  return 'products'
+}
+
+const SECTIONS = [
+  { id: 'products', href: '#/products', label: 'Products' },
+  { id: 'imports', href: '#/imports', label: 'Import & export' },
+  { id: 'webhooks', href: '#/webhooks', label: 'Webhooks' },
+] as const
 
 function SignIn({ message, onSignedIn }: { message: string; onSignedIn(writable: boolean): void }) {
   const [key, setKey] = useState('')
@@ -131,6 +160,17 @@ function App() {
         <a class="brand" href="#/products">
           Catalogue admin
         </a>
+        <nav aria-label="Sections">
+          {SECTIONS.map((link) => (
+            <a
+              href={link.href}
+              aria-current={section(route) === link.id ? 'page' : undefined}
+              key={link.id}
+            >
+              {link.label}
+            </a>
+          ))}
+        </nav>
         <span class="role">{writable ? 'Can edit' : 'Read only'}</span>
         <button type="button" class="ghost" onClick={() => signOut()}>
           Sign out
@@ -146,6 +186,13 @@ function App() {
           ))}
         {route.screen === 'product' && (
           <ProductPage key={route.id} id={route.id} session={shared} />
+        )}
+        {route.screen === 'imports' && (
+          <ImportExportPage key={route.id ?? ''} id={route.id} session={shared} />
+        )}
+        {route.screen === 'webhooks' && <WebhookEndpoints session={shared} />}
+        {route.screen === 'webhook' && (
+          <WebhookEndpointPage key={route.id} id={route.id} session={shared} />
         )}
       </main>
     </>

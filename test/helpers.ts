@@ -1,5 +1,8 @@
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { describe, it, type TestContext } from 'node:test'
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import pg from 'pg'
@@ -38,6 +41,20 @@ export function describeEachDialect(name: string, suite: (dialect: Dialect) => v
 export async function createTestDatabase(t: TestContext, dialect: Dialect): Promise<Database> {
   const url = dialect === 'sqlite' ? 'sqlite::memory:' : await createTestSchema(t)
   const database = createDatabase(url)
+  t.after(() => database.close())
+  await migrateToLatest(database)
+  return database
+}
+
+/**
+ * As createTestDatabase, but SQLite's is a file (removed after the test), for what a second
+ * connection must see (an export's snapshot, another process).
+ */
+export async function createFileTestDatabase(t: TestContext, dialect: Dialect): Promise<Database> {
+  if (dialect === 'postgres') return createTestDatabase(t, dialect)
+  const dir = await mkdtemp(join(tmpdir(), 'catalog-test-'))
+  t.after(() => rm(dir, { recursive: true, force: true }))
+  const database = createDatabase(`sqlite:${join(dir, 'catalog.db')}`)
   t.after(() => database.close())
   await migrateToLatest(database)
   return database

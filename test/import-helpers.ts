@@ -41,7 +41,7 @@ export function importText(
 
 export async function exportText(database: Database, store: string): Promise<string> {
   let text = ''
-  for await (const piece of exportCatalog(database.kysely, store)) text += piece
+  for await (const piece of exportCatalog(database, store)) text += piece
   return text
 }
 

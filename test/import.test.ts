@@ -2,11 +2,18 @@ import assert from 'node:assert/strict'
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { it } from 'node:test'
-import { createProduct, getProduct, listProducts } from '../src/catalog/product.service.js'
+import { sql } from 'kysely'
+import {
+  createProduct,
+  getProduct,
+  listProducts,
+  updateProductWork,
+} from '../src/catalog/product.service.js'
 import { slugify } from '../src/catalog/slug.js'
 import { addVariant } from '../src/catalog/variant.service.js'
 import type { Database } from '../src/db/database.js'
 import { readCsvRecords } from '../src/import/csv-records.js'
+import { exportCatalog, startedStream } from '../src/import/export.service.js'
 import type { ImportSummary } from '../src/import/import.service.js'
 import {
   catalogue,
@@ -19,7 +26,7 @@ import {
   SHOPIFY_SAMPLES,
   unchanged,
 } from './import-helpers.js'
-import { createTestDatabase, describeEachDialect } from './helpers.js'
+import { createFileTestDatabase, createTestDatabase, describeEachDialect } from './helpers.js'
 
 const HEAD =
   'Handle,Title,Body (HTML),Vendor,Type,Tags,Published,Option1 Name,Option1 Value,Option2 Name,Option2 Value,Variant SKU,Variant Grams,Variant Price,Variant Compare At Price,Variant Barcode,Image Src,Image Position,Image Alt Text,Status'
@@ -819,6 +826,53 @@ describeEachDialect('import: export round trip', (dialect) => {
     assert.deepEqual(again, unchanged(summary.rowsProcessed, summary))
   })
 
+  it('reads one snapshot: what changes after the export began is not in the file', async (t) => {
+    const database = await createFileTestDatabase(t, dialect)
+    const tee = await createProduct(database, 'src', { name: 'Snapshot Tee' })
+    await addVariant(database, 'src', tee.id, { name: 'S', options: { size: 'S' } })
+    await createProduct(database, 'src', { name: 'Snapshot Mug' })
+    const pieces = exportCatalog(database, 'src')
+    const header = await pieces.next()
+    // Between the export's two passes: a variant with five option names (the header, made
+    // by the first pass, has room for three), a rename and a new product.
+    await addVariant(database, 'src', tee.id, {
+      name: 'Wide',
+      options: { size: 'M', color: 'red', fit: 'wide', neck: 'v', sleeve: 'long' },
+    })
+    await database.writeAtomic(updateProductWork('src', tee.id, { name: 'Renamed Tee' }, undefined))
+    await createProduct(database, 'src', { name: 'Snapshot Late' })
+    let text = header.value as string
+    for await (const piece of pieces) text += piece
+    assert.ok(!text.split('\n', 1)[0]!.includes('Option4 Name'))
+    assert.ok(text.includes('Snapshot Tee') && !text.includes('Renamed Tee'))
+    assert.ok(text.includes('snapshot-mug') && !text.includes('snapshot-late'))
+    assert.ok(!text.includes('Wide'))
+    assert.equal(text.trim().split('\n').length, 3, 'the header, the tee with one variant, the mug')
+    // The writes went on beside the export, and a new export sees them.
+    assert.ok((await exportText(database, 'src')).includes('sleeve'))
+  })
+
+  it('an export ended after its header releases its snapshot', async (t) => {
+    const database = await createFileTestDatabase(t, dialect)
+    await createProduct(database, 'src', { name: 'Released' })
+    const pieces = exportCatalog(database, 'src')
+    await pieces.next()
+    // A commit after the snapshot: while the snapshot is held, SQLite cannot copy that commit
+    // from its WAL into the database (a checkpoint stops at the oldest reader's snapshot), and
+    // PostgreSQL keeps the pool's connection in its transaction.
+    await createProduct(database, 'src', { name: 'After' })
+    const held = await releaseSigns(database)
+    await pieces.return(undefined)
+    assert.deepEqual(await releaseSigns(database), {
+      readerBlocksCheckpoint: false,
+      busyConnections: 0,
+    })
+    assert.deepEqual(held, {
+      readerBlocksCheckpoint: dialect === 'sqlite',
+      busyConnections: dialect === 'postgres' ? 1 : 0,
+    })
+  })
+
   it('quotes a field that holds a carriage return alone, which would end its record otherwise', async (t) => {
     const database = await createTestDatabase(t, dialect)
     const product = await createProduct(database, 'src', { name: 'Bare CR', description: 'a\rb' })
@@ -832,4 +886,40 @@ describeEachDialect('import: export round trip', (dialect) => {
     assertNoErrors(await importText(database, 'dst', exported))
     assert.deepEqual(await products(database, 'dst'), await products(database, 'src'))
   })
+})
+
+/**
+ * What an open snapshot leaves to see: on SQLite, a passive checkpoint that cannot copy every
+ * frame of the WAL; on PostgreSQL, connections of the pool that are not idle.
+ */
+async function releaseSigns(
+  database: Database,
+): Promise<{ readerBlocksCheckpoint: boolean; busyConnections: number }> {
+  if (database.dialect === 'postgres') {
+    const pool = database.poolFigures!()
+    return { readerBlocksCheckpoint: false, busyConnections: pool.total - pool.idle }
+  }
+  const { rows } = await sql<{
+    log: number
+    checkpointed: number
+  }>`pragma wal_checkpoint(passive)`.execute(database.kysely)
+  return { readerBlocksCheckpoint: rows[0]!.checkpointed < rows[0]!.log, busyConnections: 0 }
+}
+
+it('a stream of an export destroyed before it is read ends the export, which waited after its first piece', async () => {
+  let ended = false
+  const pieces = (async function* () {
+    try {
+      yield 'header\n'
+      yield 'page 1\n'
+    } finally {
+      ended = true
+    }
+  })()
+  // As when a client goes away before its answer is sent: nothing of the stream is read.
+  const stream = await startedStream(pieces)
+  stream.destroy()
+  await new Promise((resolve) => stream.once('close', resolve))
+  await new Promise((resolve) => setImmediate(resolve))
+  assert.equal(ended, true)
 })

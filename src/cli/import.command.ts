@@ -154,7 +154,7 @@ export function parseExportCommand(args: string[]): Command {
     const target: Writable =
       values.output === undefined ? process.stdout : createWriteStream(values.output)
     try {
-      await pipeline(Readable.from(exportCatalog(database.kysely, store)), target, {
+      await pipeline(Readable.from(exportCatalog(database, store)), target, {
         end: values.output !== undefined,
       })
     } catch (error) {

@@ -4,6 +4,7 @@ import SqliteDatabase from 'better-sqlite3'
 import {
   CompiledQuery,
   Kysely,
+  type ControlledTransaction,
   PostgresAdapter,
   SqliteDialect,
   SqliteDriver,
@@ -41,6 +42,15 @@ export interface Database {
    * and COMMIT round trips. On SQLite it is an ordinary write, in the group commit.
    */
   writeAtomic<T>(work: (db: Executor) => Promise<T>): Promise<T>
+  /**
+   * A read of many queries that must all see one state of the database (an export, page after
+   * page): its queries, run on `db`, see what was committed when the first of them ran, whatever
+   * commits later. Release it when done, also on error. PostgreSQL: a REPEATABLE READ, READ
+   * ONLY transaction, holding one pooled connection. SQLite: a read transaction on a connection
+   * of its own, which WAL lets read while the service writes; an in-memory database has no
+   * second connection, so there `db` is the service's own and its reads see every commit.
+   */
+  readSnapshot(): Promise<Snapshot>
   /**
    * A number that changes whenever API keys may have changed, in this process or another
    * (the CLI), or undefined while such changes cannot be seen (then nothing may be cached).
@@ -80,6 +90,11 @@ export interface Database {
    * Returns its stop.
    */
   listen?(channel: string, listener: () => void): () => Promise<void>
+}
+
+export interface Snapshot {
+  readonly db: Executor
+  release(): Promise<void>
 }
 
 export interface PoolFigures {
@@ -181,6 +196,25 @@ function openSqlite(path: string): Database {
     keysChanged: async () => {
       keysVersion++
     },
+    readSnapshot: async () => {
+      if (inMemory) return { db: kysely, release: async () => {} }
+      const reader = new Kysely<DB>({
+        dialect: new SqliteDialect({
+          database: new SqliteDatabase(path, { readonly: true, fileMustExist: true }),
+          onCreateConnection: async (connection) => {
+            await connection.executeQuery(CompiledQuery.raw('pragma busy_timeout = 5000'))
+          },
+        }),
+      })
+      try {
+        return transactionSnapshot(await reader.startTransaction().execute(), () =>
+          reader.destroy(),
+        )
+      } catch (error) {
+        await reader.destroy()
+        throw error
+      }
+    },
     durability: async () => ({ settings, unsafe: [] }),
     ping: async () => {
       await sql`select 1`.execute(kysely)
@@ -189,6 +223,23 @@ function openSqlite(path: string): Database {
     onWriteBatch: (listener) => {
       batchListeners.add(listener)
       return () => batchListeners.delete(listener)
+    },
+  }
+}
+
+/** A snapshot read in a transaction: released by rolling it back (it wrote nothing). */
+function transactionSnapshot(
+  transaction: ControlledTransaction<DB>,
+  afterwards: () => Promise<void> = async () => {},
+): Snapshot {
+  return {
+    db: transaction,
+    release: async () => {
+      try {
+        await transaction.rollback().execute()
+      } finally {
+        await afterwards()
+      }
     },
   }
 }
@@ -356,6 +407,14 @@ function openPostgres(url: string, options: DatabaseOptions): Database {
       withRetryOnConflictAbort(() => kysely.transaction().execute(work), retried).then(committed),
     writeAtomic: (work) => withRetryOnConflictAbort(() => work(kysely), retried).then(committed),
     writeRetries: () => retries,
+    readSnapshot: async () =>
+      transactionSnapshot(
+        await kysely
+          .startTransaction()
+          .setIsolationLevel('repeatable read')
+          .setAccessMode('read only')
+          .execute(),
+      ),
     keysVersion: () => keyChanges.version(),
     keysChanged: async () => {
       keyChanges.changedHere()

@@ -1,8 +1,10 @@
+import { Readable } from 'node:stream'
 import { stringify } from 'csv-stringify/sync'
 import { listProductsOldestFirst } from '../catalog/product.repository.js'
 import { findVariantsOfProducts } from '../catalog/variant.repository.js'
 import { rowToProduct, rowToVariant } from '../catalog/catalog.mappers.js'
 import type { Product, Variant } from '../catalog/catalog.schemas.js'
+import type { Database } from '../db/database.js'
 import type { Executor } from '../db/schema.js'
 import { toIso } from '../db/values.js'
 import { exportHeader, SHOPIFY_OPTION_COLUMNS } from './shopify-columns.js'
@@ -25,23 +27,45 @@ const CSV_OPTIONS = { record_delimiter: 'unix', quoted_match: /\r/ } as const
  * A product's options are Shopify's OptionN Name / OptionN Value columns, names on its first
  * row: as many as the product in the store with the most option names needs (three at
  * least), which a first pass over the store finds; those past the third come last.
+ *
+ * Both passes read one snapshot of the store: the file is the catalogue as it was when the
+ * export began, whatever is changed meanwhile (a variant given a fourth option name between
+ * the passes would otherwise lose it to the header's count).
  */
-export async function* exportCatalog(db: Executor, storeId: string): AsyncGenerator<string> {
-  let optionCount = SHOPIFY_OPTION_COLUMNS
-  for await (const page of pages(db, storeId)) {
-    for (const { variants } of page) {
-      optionCount = Math.max(optionCount, optionNames(variants).length)
+export async function* exportCatalog(database: Database, storeId: string): AsyncGenerator<string> {
+  const snapshot = await database.readSnapshot()
+  try {
+    let optionCount = SHOPIFY_OPTION_COLUMNS
+    for await (const page of pages(snapshot.db, storeId)) {
+      for (const { variants } of page) {
+        optionCount = Math.max(optionCount, optionNames(variants).length)
+      }
     }
-  }
-  const header = exportHeader(optionCount)
-  yield stringify([header], { ...CSV_OPTIONS, eof: true })
-  for await (const page of pages(db, storeId)) {
-    const records: string[][] = []
-    for (const { product, variants } of page) {
-      records.push(...productRecords(product, variants, optionCount))
+    const header = exportHeader(optionCount)
+    yield stringify([header], { ...CSV_OPTIONS, eof: true })
+    for await (const page of pages(snapshot.db, storeId)) {
+      const records: string[][] = []
+      for (const { product, variants } of page) {
+        records.push(...productRecords(product, variants, optionCount))
+      }
+      yield stringify(records, CSV_OPTIONS)
     }
-    yield stringify(records, CSV_OPTIONS)
+  } finally {
+    await snapshot.release()
   }
+}
+
+/**
+ * `pieces` as a stream, once its first piece is read (so that a failure before it, such as a
+ * database that is down, is thrown here rather than cutting an answer already begun).
+ * Destroying the stream, as a response does when its client goes away, ends the generator
+ * where it waits, so its `finally` runs (the export's releases its snapshot).
+ */
+export async function startedStream(pieces: AsyncGenerator<string>): Promise<Readable> {
+  const first = await pieces.next()
+  const stream = Readable.from(pieces)
+  if (!first.done) stream.unshift(first.value)
+  return stream
 }
 
 async function* pages(

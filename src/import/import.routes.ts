@@ -8,7 +8,7 @@ import { isUuid } from '../db/values.js'
 import { AppError } from '../errors.js'
 import { ErrorBody, Nullable, Timestamp, withErrors } from '../http/schemas.js'
 import { createValidatorCompiler } from '../http/validation.js'
-import { exportCatalog } from './export.service.js'
+import { exportCatalog, startedStream } from './export.service.js'
 import { IdempotencyHeaders, requestFingerprint } from '../idempotency/idempotency.http.js'
 import { createIdempotentWriter } from '../idempotency/idempotency.service.js'
 import type { ImportJobs, ImportRecord, KeepImport } from './import-jobs.js'
@@ -228,15 +228,8 @@ export function registerImportRoutes(
         reply.header('content-disposition', 'attachment; filename="products.csv"')
         // The first piece (the header, after a pass over the store) is read before the
         // answer starts, so a database that is down is a 503, not a cut answer.
-        const pieces = exportCatalog(database.kysely, principalOf(request).storeId)
-        const first = await pieces.next()
         return reply.send(
-          Readable.from(
-            (async function* () {
-              if (!first.done) yield first.value
-              yield* pieces
-            })(),
-          ),
+          await startedStream(exportCatalog(database, principalOf(request).storeId)),
         )
       },
     )

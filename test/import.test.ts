@@ -754,6 +754,38 @@ describeEachDialect('import: malformed input', (dialect) => {
   })
 })
 
+describeEachDialect('import: after a large import', (dialect) => {
+  const bulk = (count: number) =>
+    csv(
+      HEAD,
+      ...Array.from(
+        { length: count },
+        (_, n) => `bulk-${n},Bulk ${n},,,,,TRUE,,,,,BULK-${n},,1.5,,,,,,active`,
+      ),
+    )
+
+  it("PostgreSQL's planner statistics are refreshed (ANALYZE); a small import leaves them to autovacuum", async (t) => {
+    if (dialect === 'sqlite') return t.skip('SQLite plans by its indexes, without statistics')
+    const large = await createTestDatabase(t, dialect)
+    const summary = await importText(large, 'shop', bulk(600))
+    assert.equal(summary.productsCreated + summary.variantsCreated, 1200)
+    assert.deepEqual(await estimatedRows(large), { products: 600, variants: 600 })
+    const small = await createTestDatabase(t, dialect)
+    await importText(small, 'shop', bulk(10))
+    // -1: never analyzed (PostgreSQL 14 and later).
+    assert.deepEqual(await estimatedRows(small), { products: -1, variants: -1 })
+  })
+})
+
+/** The row counts PostgreSQL's planner has for products and variants (pg_class.reltuples). */
+async function estimatedRows(database: Database) {
+  const { rows } = await sql<{ products: number; variants: number }>`
+    select (select reltuples from pg_class where oid = 'products'::regclass)::int as products,
+           (select reltuples from pg_class where oid = 'variants'::regclass)::int as variants
+  `.execute(database.kysely)
+  return { ...rows[0]! }
+}
+
 describeEachDialect('import: export round trip', (dialect) => {
   it('import(export(store)) into an empty store gives the same catalogue, variant order included', async (t) => {
     const database = await createTestDatabase(t, dialect)

@@ -1,4 +1,4 @@
-import { CompiledQuery, type Transaction } from 'kysely'
+import { CompiledQuery, sql, type Transaction } from 'kysely'
 import { rowToProduct, rowToVariant } from '../catalog/catalog.mappers.js'
 import {
   CreateProductBody,
@@ -279,7 +279,35 @@ export async function importCatalog(
   if (!header) return refused('the file is empty: it has no header row')
   await close()
   await flush()
+  if (!dryRun) await refreshPlannerStatistics(database, summary)
   return summary
+}
+
+/** Records an import must have written before PostgreSQL's statistics are refreshed. */
+const ANALYZE_AFTER_RECORDS = 1000
+
+/**
+ * After a large import, PostgreSQL's planner statistics are refreshed (ANALYZE of the tables
+ * an import writes), as its manual advises after a bulk load: until autovacuum's next look (a
+ * minute or more away), a table that grew from nothing still looks empty, and the planner
+ * then reads and sorts the whole store for each page of a list or an export. After importing
+ * 10,000 products: a list page took 8.6 ms instead of 0.1 ms, the export 1.8 to 2.7 s
+ * instead of 0.8 to 1.0 s. SQLite plans by its indexes without statistics.
+ */
+async function refreshPlannerStatistics(database: Database, summary: ImportSummary) {
+  const written =
+    summary.productsCreated +
+    summary.productsUpdated +
+    summary.variantsCreated +
+    summary.variantsUpdated
+  if (database.dialect !== 'postgres' || written < ANALYZE_AFTER_RECORDS) return
+  try {
+    await sql`analyze products, variants, product_tags, slug_counters, events`.execute(
+      database.kysely,
+    )
+  } catch {
+    // The import is committed; statistics only speed reads up, and autovacuum refreshes them.
+  }
 }
 
 interface Outcome {

@@ -379,7 +379,13 @@ export interface paths {
       path?: never
       cookie?: never
     }
-    get?: never
+    /**
+     * The store's imports, newest first
+     * @description Each as GET /imports/{id} answers it, without `errors` (up to 1,000 each): GET /imports/{id} has them.
+     *
+     *     Needs an API key with scope `read` or `write`.
+     */
+    get: operations['listImports']
     put?: never
     /**
      * Import a Shopify product CSV in the background
@@ -4932,6 +4938,159 @@ export interface operations {
           'Cross-Origin-Opener-Policy'?: string
           /** @description `same-origin` */
           'Cross-Origin-Resource-Policy'?: string
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+    }
+  }
+  listImports: {
+    parameters: {
+      query?: {
+        limit?: number
+        /** @description nextCursor of the previous page */
+        cursor?: string
+      }
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description A page of the store's imports, newest first, each without its errors */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          [name: string]: unknown
+        }
+        content: {
+          /**
+           * @example {
+           *       "data": [
+           *         {
+           *           "id": "019aa9a4-6f2e-7c41-9b0d-3f5e2a8c1d71",
+           *           "status": "succeeded",
+           *           "rowsProcessed": 17,
+           *           "productsCreated": 2,
+           *           "productsUpdated": 0,
+           *           "variantsCreated": 15,
+           *           "variantsUpdated": 0,
+           *           "rowsFailed": 1,
+           *           "columnsNotStored": [
+           *             "Variant Inventory Qty",
+           *             "SEO Title"
+           *           ],
+           *           "failureReason": null,
+           *           "createdAt": "2026-11-25T01:15:30.123Z",
+           *           "finishedAt": "2026-11-25T01:15:31.456Z"
+           *         }
+           *       ],
+           *       "nextCursor": null
+           *     }
+           */
+          'application/json': {
+            data: {
+              /** Format: uuid */
+              id: string
+              /**
+               * @description succeeded: the file was read to its end (rows may have failed: see errors); failed: the file was refused, or the import was cut short (see failureReason)
+               * @enum {string}
+               */
+              status: 'running' | 'succeeded' | 'failed'
+              rowsProcessed: number
+              productsCreated: number
+              productsUpdated: number
+              variantsCreated: number
+              variantsUpdated: number
+              rowsFailed: number
+              columnsNotStored: string[]
+              failureReason: string | null
+              /**
+               * Format: date-time
+               * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:15:30.123Z
+               */
+              createdAt: string
+              /**
+               * Format: date-time
+               * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:15:30.123Z
+               */
+              finishedAt: string | null
+            }[]
+            /** @description Pass as cursor for the next page; null on the last */
+            nextCursor: string | null
+          }
+        }
+      }
+      /** @description `invalid_json`: the body is not valid JSON, or is empty; `bad_request`: the bytes received are not valid HTTP (the connection is closed); `validation_failed`: a field is missing, of the wrong type or out of bounds; one detail per problem */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `unauthorized`: no Authorization header, not Bearer, or an unknown, malformed or revoked key */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'WWW-Authenticate': components['headers']['WWW-Authenticate']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `forbidden`: the key lacks the scope the route needs */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `rate_limited`: the key has used up its requests for the current minute */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Retry-After': components['headers']['Retry-After']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `internal_error`: anything unexpected (logged with the request id) */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `unavailable`: the database is unreachable, or the service is shutting down */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
           [name: string]: unknown
         }
         content: {

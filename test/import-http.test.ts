@@ -179,6 +179,35 @@ describeEachDialect('POST /imports, GET /imports/:id', (dialect) => {
     assert.equal(other.body.split('\n').filter(Boolean).length, 1, 'only the header')
   })
 
+  it("GET /imports lists the store's imports newest first, a page at a time, without their errors", async (t) => {
+    const api = await buildTestApi(t, dialect)
+    assert.deepEqual((await api.get('/imports')).json(), { data: [], nextCursor: null })
+    const records = []
+    for (const file of [csv('Handle,Title', 'a,A'), csv('Handle,Title,Variant Price', 'b,B,x')]) {
+      records.push((await waitForImport(api, (await postCsv(api, file)).json().data.id)).record)
+    }
+    const third = (await postCsv(api, csv('Handle,Title', 'c,C'))).json().data
+    records.push((await waitForImport(api, third.id)).record)
+    const withoutErrors = ({ errors: _errors, ...item }: Record<string, any>) => item
+    const newestFirst = records.reverse().map(withoutErrors)
+
+    const first = (await api.get('/imports?limit=2')).json()
+    assert.deepEqual(first.data, newestFirst.slice(0, 2))
+    assert.equal(typeof first.nextCursor, 'string')
+    const second = (await api.get(`/imports?limit=2&cursor=${first.nextCursor}`)).json()
+    assert.deepEqual(second, { data: newestFirst.slice(2), nextCursor: null })
+    assert.deepEqual((await api.get('/imports')).json(), { data: newestFirst, nextCursor: null })
+    assert.equal(newestFirst[1]!.rowsFailed, 1, 'the failed row is counted, its error left out')
+
+    const readKey = await api.newKey({ scopes: ['read'] })
+    assert.deepEqual((await api.get('/imports', readKey)).json().data, newestFirst)
+    const otherStore = await api.newKey({ store: 'store-b' })
+    assert.deepEqual((await api.get('/imports', otherStore)).json(), { data: [], nextCursor: null })
+    for (const query of ['limit=0', 'limit=201', 'limit=x', 'cursor=nope']) {
+      expectError(await api.get(`/imports?${query}`), 400, 'validation_failed')
+    }
+  })
+
   it('the export over HTTP imports back into an empty store as the same catalogue', async (t) => {
     const api = await buildTestApi(t, dialect)
     const sample = readFileSync(SAMPLE_CLASSIC)

@@ -120,6 +120,7 @@ describe('the OpenAPI document', () => {
       [`PATCH ${API}/webhook-endpoints/{id}`]: write,
       [`DELETE ${API}/webhook-endpoints/{id}`]: write,
       [`POST ${API}/imports`]: write,
+      [`GET ${API}/imports`]: read,
       [`GET ${API}/imports/{id}`]: read,
       [`GET ${API}/exports/products.csv`]: read,
       [`GET ${API}/webhook-endpoints/{id}/deliveries`]: write,
@@ -176,6 +177,7 @@ describe('the OpenAPI document', () => {
       [`PATCH ${API}/webhook-endpoints/{id}`]: [...common, '400', '404', '409', '413', '415'],
       [`DELETE ${API}/webhook-endpoints/{id}`]: [...common, '404'],
       [`POST ${API}/imports`]: ['202', '400', '401', '403', '409', '413', '415', '500', '503'],
+      [`GET ${API}/imports`]: [...common, '400'],
       [`GET ${API}/imports/{id}`]: [...common, '404'],
       [`GET ${API}/exports/products.csv`]: common,
       [`GET ${API}/webhook-endpoints/{id}/deliveries`]: [...common, '400', '404'],
@@ -552,6 +554,10 @@ describeEachDialect('answers conform to the OpenAPI document', (dialect) => {
     await check(importGetLabel, send('GET', `${API}/imports/${importId}`))
     await check(importGetLabel, send('GET', `${API}/imports/${importId}`, { key: otherStore }))
     await check(importGetLabel, send('GET', `${API}/imports/${importId}`, { key: null }))
+    const importsLabel = `GET ${API}/imports`
+    await check(importsLabel, send('GET', importUrl))
+    await check(importsLabel, send('GET', `${importUrl}?limit=0`))
+    await check(importsLabel, send('GET', importUrl, { key: null }))
     await check(exportLabel, send('GET', exportUrl))
     await check(exportLabel, send('GET', exportUrl, { key: null }))
     const liveHookUrl = `${hooks}/${liveHook.id}`
@@ -661,6 +667,7 @@ describeEachDialect('answers conform to the OpenAPI document', (dialect) => {
         contentType: 'text/csv',
       }),
     )
+    await check(`GET ${API}/imports`, send('GET', `${API}/imports`))
     await check(`GET ${API}/imports/{id}`, send('GET', `${API}/imports/${product.id}`))
     await check(`GET ${API}/exports/products.csv`, send('GET', `${API}/exports/products.csv`))
     await check(patchVariantLabel, send('PATCH', variantUrl, json({ name: 'X' })))
@@ -692,6 +699,7 @@ describeEachDialect('answers conform to the OpenAPI document', (dialect) => {
         variantLabel,
         findLabel,
         eventsLabel,
+        `GET ${API}/imports`,
         `GET ${API}/imports/{id}`,
         `GET ${API}/exports/products.csv`,
       ].flatMap((label) => [`${label} 403`, `${label} 500`]),

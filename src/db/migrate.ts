@@ -25,6 +25,8 @@ import * as postgresFiltersWithStatus from './migrations/postgres/2026-11-26T04-
 import * as sqliteFiltersWithStatus from './migrations/sqlite/2026-11-26T04-filters-with-status.js'
 import * as postgresNoDueIndex from './migrations/postgres/2026-11-26T05-no-due-index.js'
 import * as sqliteNoDueIndex from './migrations/sqlite/2026-11-26T05-no-due-index.js'
+import * as postgresImportsNewest from './migrations/postgres/2026-11-27T00-imports-newest.js'
+import * as sqliteImportsNewest from './migrations/sqlite/2026-11-27T00-imports-newest.js'
 
 /** Each dialect's migrations, by name; names sort in the order they are applied. */
 const MIGRATIONS: Record<Dialect, Record<string, Migration>> = {
@@ -41,6 +43,7 @@ const MIGRATIONS: Record<Dialect, Record<string, Migration>> = {
     '2026-11-26T03-manual-retries': sqliteManualRetries,
     '2026-11-26T04-filters-with-status': sqliteFiltersWithStatus,
     '2026-11-26T05-no-due-index': sqliteNoDueIndex,
+    '2026-11-27T00-imports-newest': sqliteImportsNewest,
   },
   postgres: {
     '2026-11-21T00-initial': postgresInitial,
@@ -57,6 +60,7 @@ const MIGRATIONS: Record<Dialect, Record<string, Migration>> = {
     '2026-11-26T03-manual-retries': postgresManualRetries,
     '2026-11-26T04-filters-with-status': postgresFiltersWithStatus,
     '2026-11-26T05-no-due-index': postgresNoDueIndex,
+    '2026-11-27T00-imports-newest': postgresImportsNewest,
   },
 }
 

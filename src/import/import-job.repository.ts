@@ -1,5 +1,6 @@
 import type { Executor, ImportTable } from '../db/schema.js'
 import type { Selectable } from 'kysely'
+import type { PagePosition } from '../catalog/cursor.js'
 
 export type ImportRow = Selectable<ImportTable>
 
@@ -37,6 +38,44 @@ export async function findImport(
     .where('store_id', '=', storeId)
     .where('id', '=', id)
     .executeTakeFirst()
+}
+
+export type ImportListRow = Omit<ImportRow, 'errors' | 'instance_id' | 'heartbeat_at'>
+
+/**
+ * A page of the store's imports, newest first, after `after` (the last of the page before),
+ * without their errors.
+ */
+export async function listImportRows(
+  db: Executor,
+  storeId: string,
+  after: PagePosition | undefined,
+  limit: number,
+): Promise<ImportListRow[]> {
+  let query = db
+    .selectFrom('imports')
+    .select([
+      'store_id',
+      'id',
+      'status',
+      'rows_processed',
+      'products_created',
+      'products_updated',
+      'variants_created',
+      'variants_updated',
+      'rows_failed',
+      'columns_not_stored',
+      'failure_reason',
+      'created_at',
+      'finished_at',
+    ])
+    .where('store_id', '=', storeId)
+  if (after) {
+    query = query.where((eb) =>
+      eb(eb.refTuple('created_at', 'id'), '<', eb.tuple(after.createdAt, after.id)),
+    )
+  }
+  return query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).execute()
 }
 
 /** Writes the import's counts so far; only while it is running (a sweep may have failed it). */

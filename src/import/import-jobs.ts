@@ -15,12 +15,15 @@ import {
   findImport,
   finishImport,
   insertImport,
+  listImportRows,
   updateImportCounts,
   type ImportCounts,
+  type ImportListRow,
   type ImportRow,
 } from './import-job.repository.js'
 import { importCatalog, JOB_BATCH, type ImportSummary } from './import.service.js'
 import type { ImportError } from './product-mapping.js'
+import { decodeCursor, encodeCursor } from '../catalog/cursor.js'
 
 /**
  * The job reads its file 16 KiB at a time (streams read 64): each piece is parsed and its
@@ -35,6 +38,14 @@ export interface ImportRecord extends ImportSummary {
   failureReason: string | null
   createdAt: string
   finishedAt: string | null
+}
+
+/** An import as GET /imports lists it: its record without the errors (up to 1,000 each). */
+export type ImportListItem = Omit<ImportRecord, 'errors'>
+
+export interface ImportPage {
+  data: ImportListItem[]
+  nextCursor: string | null
 }
 
 export interface ImportJobsOptions {
@@ -72,6 +83,8 @@ export interface ImportJobs {
    */
   submit(storeId: string, body: Readable, keep?: KeepImport): Promise<ImportRecord>
   get(storeId: string, id: string): Promise<ImportRecord | undefined>
+  /** A page of the store's imports, newest first; `cursor` is a previous page's nextCursor. */
+  list(storeId: string, query: { limit?: number; cursor?: string }): Promise<ImportPage>
   /** Marks failed the imports a stopped process left running; then looks again every beat. */
   start(): Promise<void>
   /** Stops the imports in progress (each marked failed, with the reason) and the timer. */
@@ -216,6 +229,20 @@ export function createImportJobs(database: Database, options: ImportJobsOptions)
       const row = await findImport(database.kysely, storeId, id)
       return row && rowToRecord(row)
     },
+    async list(storeId, query) {
+      const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor)
+      const limit = query.limit ?? 50
+      const rows = await listImportRows(database.kysely, storeId, after, limit + 1)
+      const page = rows.slice(0, limit)
+      const last = page.at(-1)
+      return {
+        data: page.map(rowToListItem),
+        nextCursor:
+          rows.length > limit && last
+            ? encodeCursor({ createdAt: toIso(last.created_at), id: last.id })
+            : null,
+      }
+    },
     async start() {
       await sweep()
       timer = setInterval(() => {
@@ -292,6 +319,17 @@ function fromJson<T>(value: string | T): T {
 }
 
 function rowToRecord(row: ImportRow): ImportRecord {
+  const { failureReason, createdAt, finishedAt, ...counts } = rowToListItem(row)
+  return {
+    ...counts,
+    errors: fromJson(row.errors as string | ImportError[]),
+    failureReason,
+    createdAt,
+    finishedAt,
+  }
+}
+
+function rowToListItem(row: ImportListRow): ImportListItem {
   return {
     id: row.id,
     status: row.status as ImportRecord['status'],
@@ -302,7 +340,6 @@ function rowToRecord(row: ImportRow): ImportRecord {
     variantsUpdated: row.variants_updated,
     rowsFailed: row.rows_failed,
     columnsNotStored: fromJson<string[]>(row.columns_not_stored),
-    errors: fromJson(row.errors as string | ImportError[]),
     failureReason: row.failure_reason,
     createdAt: toIso(row.created_at),
     finishedAt: row.finished_at === null ? null : toIso(row.finished_at),

@@ -77,6 +77,26 @@ const ImportResponse = Type.Object(
   { examples: [{ data: IMPORT_EXAMPLE }] },
 )
 
+const { errors: _errors, ...IMPORT_LIST_EXAMPLE } = IMPORT_EXAMPLE
+
+const ImportPage = Type.Object(
+  {
+    data: Type.Array(Type.Omit(ImportRecordSchema, ['errors'])),
+    nextCursor: Nullable(
+      Type.String({ description: 'Pass as cursor for the next page; null on the last' }),
+    ),
+  },
+  {
+    description: "A page of the store's imports, newest first, each without its errors",
+    examples: [{ data: [IMPORT_LIST_EXAMPLE], nextCursor: null }],
+  },
+)
+
+const ListImportsQuery = Type.Object({
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
+  cursor: Type.Optional(Type.String({ description: 'nextCursor of the previous page' })),
+})
+
 const CSV_BODY = {
   content: {
     'text/csv': {
@@ -111,7 +131,7 @@ function unsupportedType(): AppError {
 }
 
 /**
- * POST /imports, GET /imports/:id and GET /exports/products.csv. Registered in a plugin of
+ * POST /imports, GET /imports, GET /imports/:id and GET /exports/products.csv. Registered in a plugin of
  * their own: its one body parser hands the text/csv body on as a stream (kept in a file by
  * the import jobs, not in memory), and any other type is 415.
  */
@@ -184,6 +204,24 @@ export function registerImportRoutes(
         reply.code(202)
         return { data: record }
       },
+    )
+
+    routes.get(
+      `${PREFIX}/imports`,
+      {
+        config: { scope: 'read' },
+        schema: {
+          operationId: 'listImports',
+          tags: ['imports'],
+          summary: "The store's imports, newest first",
+          description:
+            'Each as GET /imports/{id} answers it, without `errors` (up to 1,000 each): ' +
+            'GET /imports/{id} has them.',
+          querystring: ListImportsQuery,
+          response: withErrors({ 200: ImportPage, 400: ErrorBody }),
+        },
+      },
+      async (request) => jobs.list(principalOf(request).storeId, request.query),
     )
 
     routes.get(

@@ -31,6 +31,9 @@ const COUNTS: { key: Count; label: string }[] = [
   { key: 'rowsFailed', label: 'Rows failed' },
 ]
 
+/** A count as the page's dates are written (en-GB): 1,500. */
+const formatCount = (count: number) => count.toLocaleString('en-GB')
+
 const messageOf = (caught: unknown) => (caught instanceof Error ? caught.message : String(caught))
 
 /** Import a Shopify product CSV (`#/imports`), follow one import (`#/imports/<id>`), export. */
@@ -84,7 +87,11 @@ function ImportForm({ session }: { session: Session }) {
             Each product is imported whole or skipped, and the rows of a skipped product are listed
             with their errors.
           </p>
-          {error && <Notice kind="error">{error}</Notice>}
+          {error && (
+            <div id="import-file-error">
+              <Notice kind="error">{error}</Notice>
+            </div>
+          )}
           <form class="import-form" onSubmit={send} noValidate>
             <div class="field">
               <label for="import-file">CSV file</label>
@@ -93,7 +100,7 @@ function ImportForm({ session }: { session: Session }) {
                 name="file"
                 type="file"
                 accept=".csv,text/csv"
-                aria-describedby="import-file-help"
+                aria-describedby={error ? 'import-file-error import-file-help' : 'import-file-help'}
                 aria-invalid={error ? 'true' : undefined}
                 onChange={(event) => {
                   setFile(event.currentTarget.files?.[0] ?? null)
@@ -180,17 +187,14 @@ function ImportResult({ id, session }: { id: string; session: Session }) {
 
 function finishedSentence(job: ImportJob): string {
   if (job.status === 'failed') return `The import failed. ${job.failureReason ?? ''}`.trim()
-  const failed = job.rowsFailed === 1 ? '1 row failed' : `${job.rowsFailed} rows failed`
-  return `The import succeeded: ${job.rowsProcessed} rows processed, ${failed}.`
+  const failed =
+    job.rowsFailed === 1 ? '1 row failed' : `${formatCount(job.rowsFailed)} rows failed`
+  return `The import succeeded: ${formatCount(job.rowsProcessed)} rows processed, ${failed}.`
 }
 
 function ImportSummary({ job }: { job: ImportJob }) {
   return (
-    <section
-      class="card"
-      aria-labelledby="import-result-heading"
-      aria-busy={job.status === 'running'}
-    >
+    <section class="card" aria-labelledby="import-result-heading">
       <div class="section-head">
         <h2 id="import-result-heading">Import</h2>
         <span class={`badge badge-import-${job.status}`}>{STATUS_LABEL[job.status]}</span>
@@ -209,16 +213,16 @@ function ImportSummary({ job }: { job: ImportJob }) {
       )}
       {job.status === 'succeeded' && job.rowsFailed > 0 && (
         <Notice kind="warning">
-          {job.rowsFailed === 1 ? '1 row was' : `${job.rowsFailed} rows were`} not imported (a
-          product with a bad row is skipped whole); the errors below say why. The other products
-          were imported.
+          {job.rowsFailed === 1 ? '1 row was' : `${formatCount(job.rowsFailed)} rows were`} not
+          imported (a product with a bad row is skipped whole); the errors below say why. The other
+          products were imported.
         </Notice>
       )}
       <dl class="details import-counts">
         {COUNTS.map((count) => (
           <div key={count.key}>
             <dt>{count.label}</dt>
-            <dd>{job[count.key].toLocaleString('en-GB')}</dd>
+            <dd>{formatCount(job[count.key])}</dd>
           </div>
         ))}
       </dl>
@@ -246,8 +250,8 @@ function ImportErrors({ job }: { job: ImportJob }) {
         <h2 id="import-errors-heading">Errors</h2>
         {job.errors.length >= ERRORS_KEPT && (
           <p class="help">
-            The service keeps the first {ERRORS_KEPT.toLocaleString('en-GB')} errors of an import;
-            there may be more.
+            The service keeps the first {formatCount(ERRORS_KEPT)} errors of an import; there may be
+            more.
           </p>
         )}
       </div>

@@ -1,11 +1,339 @@
-import { type Session, useFocusHeading } from './ui.js'
+import { useEffect, useState } from 'preact/hooks'
+import { ApiError, call, fetchFile, type ImportJob } from './api.js'
+import { formatDate, navigate, Notice, type Session, useFocusHeading } from './ui.js'
+
+/** How often a running import is asked about. */
+const POLL_MS = 1000
+/** GET /imports/:id keeps an import's first errors only. */
+const ERRORS_KEPT = 1000
+
+const STATUS_LABEL: Record<ImportJob['status'], string> = {
+  running: 'Running',
+  succeeded: 'Succeeded',
+  failed: 'Failed',
+}
+
+/** The summary's counts, in the order the CLI prints them. */
+type Count =
+  | 'rowsProcessed'
+  | 'productsCreated'
+  | 'productsUpdated'
+  | 'variantsCreated'
+  | 'variantsUpdated'
+  | 'rowsFailed'
+
+const COUNTS: { key: Count; label: string }[] = [
+  { key: 'rowsProcessed', label: 'Rows processed' },
+  { key: 'productsCreated', label: 'Products created' },
+  { key: 'productsUpdated', label: 'Products updated' },
+  { key: 'variantsCreated', label: 'Variants created' },
+  { key: 'variantsUpdated', label: 'Variants updated' },
+  { key: 'rowsFailed', label: 'Rows failed' },
+]
+
+/** A count as the page's dates are written (en-GB): 1,500. */
+const formatCount = (count: number) => count.toLocaleString('en-GB')
+
+const messageOf = (caught: unknown) => (caught instanceof Error ? caught.message : String(caught))
 
 /** Import a Shopify product CSV (`#/imports`), follow one import (`#/imports/<id>`), export. */
-export function ImportExportPage(_props: { id: string | null; session: Session }) {
+export function ImportExportPage({ id, session }: { id: string | null; session: Session }) {
   const heading = useFocusHeading()
   return (
-    <h1 tabIndex={-1} ref={heading}>
-      Import & export
-    </h1>
+    <section class="imports" aria-labelledby="imports-heading">
+      <div class="page-head">
+        <h1 id="imports-heading" tabIndex={-1} ref={heading}>
+          Import & export
+        </h1>
+      </div>
+      {id === null ? <ImportForm session={session} /> : <ImportResult id={id} session={session} />}
+      <ExportSection session={session} />
+    </section>
   )
+}
+
+function ImportForm({ session }: { session: Session }) {
+  const [file, setFile] = useState<File | null>(null)
+  const [busy, setBusy] = useState(false)
+  const [error, setError] = useState('')
+
+  const send = async (event: Event) => {
+    event.preventDefault()
+    if (!file) return
+    setBusy(true)
+    setError('')
+    try {
+      // The file goes as it is: the API streams it to disk, so it is never read here.
+      const { data } = await call<{ data: ImportJob }>('POST', '/imports', {
+        raw: { body: file, type: 'text/csv' },
+      })
+      navigate(`#/imports/${encodeURIComponent(data.id)}`)
+    } catch (caught) {
+      session.onError(caught)
+      setError(messageOf(caught))
+      setBusy(false)
+    }
+  }
+
+  return (
+    <section class="card" aria-labelledby="import-heading">
+      <h2 id="import-heading">Import products</h2>
+      {session.writable ? (
+        <>
+          <p>
+            Bring products in from a Shopify product CSV, with the classic or the 2025 column names.
+            Products are matched by their handle and variants by their SKU, so importing a file
+            again updates what it imported before rather than adding copies. Nothing is deleted.
+            Each product is imported whole or skipped, and the rows of a skipped product are listed
+            with their errors.
+          </p>
+          {error && (
+            <div id="import-file-error">
+              <Notice kind="error">{error}</Notice>
+            </div>
+          )}
+          <form class="import-form" onSubmit={send} noValidate>
+            <div class="field">
+              <label for="import-file">CSV file</label>
+              <input
+                id="import-file"
+                name="file"
+                type="file"
+                accept=".csv,text/csv"
+                aria-describedby={error ? 'import-file-error import-file-help' : 'import-file-help'}
+                aria-invalid={error ? 'true' : undefined}
+                onChange={(event) => {
+                  setFile(event.currentTarget.files?.[0] ?? null)
+                  setError('')
+                }}
+              />
+              <p class="help" id="import-file-help">
+                The import runs in the background; this page follows it until it ends.
+              </p>
+            </div>
+            <button type="submit" class="primary" disabled={file === null || busy}>
+              Import
+            </button>
+          </form>
+        </>
+      ) : (
+        <p class="muted">Importing needs an API key that can write; this one may only read.</p>
+      )}
+    </section>
+  )
+}
+
+function ImportResult({ id, session }: { id: string; session: Session }) {
+  const [job, setJob] = useState<ImportJob | null>(null)
+  const [error, setError] = useState('')
+  const [announcement, setAnnouncement] = useState('')
+
+  useEffect(() => {
+    let current = true
+    let timer: ReturnType<typeof setTimeout> | undefined
+    let wasRunning = false
+    const load = async () => {
+      try {
+        const { data } = await call<{ data: ImportJob }>(
+          'GET',
+          `/imports/${encodeURIComponent(id)}`,
+        )
+        if (!current) return
+        setJob(data)
+        setError('')
+        if (data.status === 'running') {
+          wasRunning = true
+          timer = setTimeout(load, POLL_MS)
+        } else if (wasRunning) {
+          setAnnouncement(finishedSentence(data))
+        }
+      } catch (caught) {
+        if (!current) return
+        session.onError(caught)
+        setError(messageOf(caught))
+        // A service out of reach for a moment does not end the watch; any other answer does.
+        if (
+          wasRunning &&
+          caught instanceof ApiError &&
+          (caught.status === 0 || caught.status >= 500)
+        ) {
+          timer = setTimeout(load, POLL_MS)
+        }
+      }
+    }
+    void load()
+    return () => {
+      current = false
+      clearTimeout(timer)
+    }
+  }, [id])
+
+  return (
+    <>
+      {/* Present from the start, so that what is put in it later is announced. */}
+      <p class="visually-hidden" role="status">
+        {announcement}
+      </p>
+      {error && <Notice kind="error">{error}</Notice>}
+      {job === null && !error && <p class="loading">Loading…</p>}
+      {job && <ImportSummary job={job} />}
+      {job && job.errors.length > 0 && <ImportErrors job={job} />}
+      <p>
+        <a href="#/imports">Import another file</a>
+      </p>
+    </>
+  )
+}
+
+function finishedSentence(job: ImportJob): string {
+  if (job.status === 'failed') return `The import failed. ${job.failureReason ?? ''}`.trim()
+  const failed =
+    job.rowsFailed === 1 ? '1 row failed' : `${formatCount(job.rowsFailed)} rows failed`
+  return `The import succeeded: ${formatCount(job.rowsProcessed)} rows processed, ${failed}.`
+}
+
+function ImportSummary({ job }: { job: ImportJob }) {
+  return (
+    <section class="card" aria-labelledby="import-result-heading">
+      <div class="section-head">
+        <h2 id="import-result-heading">Import</h2>
+        <span class={`badge badge-import-${job.status}`}>{STATUS_LABEL[job.status]}</span>
+      </div>
+      <p class="muted import-times">
+        Started <time dateTime={job.createdAt}>{formatDate(job.createdAt)}</time>
+        {job.finishedAt && (
+          <>
+            {' · '}finished <time dateTime={job.finishedAt}>{formatDate(job.finishedAt)}</time>
+          </>
+        )}
+        {job.status === 'running' && ' · checking every second'}
+      </p>
+      {job.status === 'failed' && job.failureReason && (
+        <Notice kind="error">{job.failureReason}</Notice>
+      )}
+      {job.status === 'succeeded' && job.rowsFailed > 0 && (
+        <Notice kind="warning">
+          {job.rowsFailed === 1 ? '1 row was' : `${formatCount(job.rowsFailed)} rows were`} not
+          imported (a product with a bad row is skipped whole); the errors below say why. The other
+          products were imported.
+        </Notice>
+      )}
+      <dl class="details import-counts">
+        {COUNTS.map((count) => (
+          <div key={count.key}>
+            <dt>{count.label}</dt>
+            <dd>{formatCount(job[count.key])}</dd>
+          </div>
+        ))}
+      </dl>
+      {job.columnsNotStored.length > 0 && (
+        <div class="columns-not-stored">
+          <h3 id="columns-heading">Columns not stored</h3>
+          <p class="help">The file has these columns; the catalogue has no field for them.</p>
+          <ul aria-labelledby="columns-heading">
+            {job.columnsNotStored.map((column) => (
+              <li class="chip" key={column}>
+                {column}
+              </li>
+            ))}
+          </ul>
+        </div>
+      )}
+    </section>
+  )
+}
+
+function ImportErrors({ job }: { job: ImportJob }) {
+  return (
+    <section class="card table-card" aria-labelledby="import-errors-heading">
+      <div class="table-head">
+        <h2 id="import-errors-heading">Errors</h2>
+        {job.errors.length >= ERRORS_KEPT && (
+          <p class="help">
+            The service keeps the first {formatCount(ERRORS_KEPT)} errors of an import; there may be
+            more.
+          </p>
+        )}
+      </div>
+      <table class="table">
+        <caption class="visually-hidden">Rows not imported, in file order</caption>
+        <thead>
+          <tr>
+            <th scope="col" class="number">
+              Row
+            </th>
+            <th scope="col">Handle</th>
+            <th scope="col">Field</th>
+            <th scope="col">Error</th>
+            <th scope="col">Message</th>
+          </tr>
+        </thead>
+        <tbody>
+          {job.errors.map((problem, index) => (
+            <tr key={index}>
+              <td class="number">{problem.row}</td>
+              <td class="mono">{problem.handle}</td>
+              <td>{problem.field ?? <span class="muted">—</span>}</td>
+              <td class="mono">{problem.error}</td>
+              <td>{problem.message}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </section>
+  )
+}
+
+function ExportSection({ session }: { session: Session }) {
+  const [busy, setBusy] = useState(false)
+  const [error, setError] = useState('')
+  const [done, setDone] = useState('')
+
+  const download = async () => {
+    setBusy(true)
+    setError('')
+    setDone('')
+    try {
+      // A link to the export cannot carry the key: the page fetches the file with it, then
+      // hands the browser the bytes to save.
+      const file = await fetchFile('/exports/products.csv')
+      const url = URL.createObjectURL(file)
+      const link = document.createElement('a')
+      link.href = url
+      link.download = 'products.csv'
+      link.hidden = true
+      document.body.append(link)
+      link.click()
+      link.remove()
+      // Revoked once the browser has taken the download (at once is too early for some).
+      setTimeout(() => URL.revokeObjectURL(url), 10_000)
+      setDone(`Downloaded products.csv (${formatSize(file.size)}).`)
+    } catch (caught) {
+      session.onError(caught)
+      setError(messageOf(caught))
+    } finally {
+      setBusy(false)
+    }
+  }
+
+  return (
+    <section class="card" aria-labelledby="export-heading">
+      <h2 id="export-heading">Export</h2>
+      <p>
+        The whole catalogue as a Shopify product CSV, with a few columns of its own for what
+        Shopify’s format cannot hold. Importing the file brings it back as it was.
+      </p>
+      {error && <Notice kind="error">{error}</Notice>}
+      {done && <Notice kind="success">{done}</Notice>}
+      <button type="button" disabled={busy} onClick={() => void download()}>
+        Download CSV
+      </button>
+    </section>
+  )
+}
+
+function formatSize(bytes: number): string {
+  if (bytes < 1024) return `${bytes} bytes`
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`
+  return `${(bytes / (1024 * 1024)).toFixed(1)} MB`
 }

@@ -10,6 +10,7 @@ import {
   TextField,
 } from './webhook-fields.js'
 
+export { WebhookEndpointPage } from './webhook-endpoint.js'
 
 /** The store's webhook endpoints (`#/webhooks`): the list, and a form to add one. */
 export function WebhookEndpoints({ session }: { session: Session }) {
@@ -229,15 +230,5 @@ function SecretPanel({ endpoint, onDismiss }: { endpoint: Created; onDismiss(): 
         </button>
       </div>
     </section>
-  )
-}
-
-/** One endpoint (`#/webhooks/<id>`): its settings and its deliveries. */
-export function WebhookEndpointPage(_props: { id: string; session: Session }) {
-  const heading = useFocusHeading()
-  return (
-    <h1 tabIndex={-1} ref={heading}>
-      Webhook endpoint
-    </h1>
   )
 }

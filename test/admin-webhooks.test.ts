@@ -361,6 +361,10 @@ for (const dialect of DIALECTS) {
       assert.equal(stored.enabled, false)
       assert.equal(stored.description, `Stock sync ${XSS}`)
       await page.locator('.meta').getByText('Disabled').waitFor()
+      await page
+        .getByRole('alert')
+        .getByText('This endpoint is disabled: nothing is sent to it, retries included')
+        .waitFor()
 
       const none = await writes(async () => {
         await button('Save').click()

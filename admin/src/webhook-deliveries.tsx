@@ -42,8 +42,12 @@ function outcome(delivery: WebhookDelivery): string {
   return `${what} is still pending (${lastStatus(delivery)}).`
 }
 
-/** An endpoint's deliveries, newest first, 20 a page, with Refresh and Retry. */
-export function Deliveries({ path, session }: { path: string; session: Session }) {
+/**
+ * An endpoint's deliveries, newest first, 20 a page, with Refresh and Retry (not while the
+ * endpoint is disabled: the dispatcher sends nothing to it, so a retry would wait with it).
+ */
+export function Deliveries(props: { path: string; enabled: boolean; session: Session }) {
+  const { path, session } = props
   const [cursors, setCursors] = useState([''])
   const [page, setPage] = useState<Page | null>(null)
   const [reads, setReads] = useState(0)
@@ -134,6 +138,12 @@ export function Deliveries({ path, session }: { path: string; session: Session }
         One for each event sent (or to be sent) to this endpoint, newest first. A failed attempt is
         retried on a schedule; Retry attempts it once more now.
       </p>
+      {!props.enabled && (
+        <Notice kind="warning">
+          This endpoint is disabled: nothing is sent to it, retries included, until it is enabled
+          again.
+        </Notice>
+      )}
       {error && <Notice kind="error">{error}</Notice>}
       <p class="help follow" role="status">
         {announcement}
@@ -176,7 +186,7 @@ export function Deliveries({ path, session }: { path: string; session: Session }
                   <Time iso={delivery.nextAttemptAt} />
                 </td>
                 <td class="row-actions">
-                  {retriable(delivery) && (
+                  {props.enabled && retriable(delivery) && (
                     <button
                       type="button"
                       disabled={retrying !== null || following?.id === delivery.id}

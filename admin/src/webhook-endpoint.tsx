@@ -195,7 +195,7 @@ export function WebhookEndpointPage({ id, session }: { id: string; session: Sess
           </p>
         </div>
       </form>
-      <Deliveries path={path} session={session} />
+      <Deliveries path={path} enabled={endpoint.enabled} session={session} />
       <ConfirmDialog
         id="delete-endpoint"
         open={confirming}

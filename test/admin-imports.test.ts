@@ -427,6 +427,36 @@ for (const dialect of DIALECTS) {
       await screenshot(page, dialect, '10-export')
     })
 
+    it("lists the store's imports newest first under Recent imports, each a link to its page", async () => {
+      await page.goto(`${base}/admin#/imports`)
+      await page.getByRole('heading', { name: 'Recent imports' }).waitFor()
+      const listed = (await api.get('/imports?limit=10')).json().data as Record<string, any>[]
+      assert.ok(listed.length >= 4, 'the imports of the tests above')
+      const recent = page.getByRole('table', { name: "The store's imports, newest first" })
+      await recent.locator('tbody tr').first().waitFor()
+      const links = await recent
+        .locator('tbody tr td:first-child a')
+        .evaluateAll((anchors) => anchors.map((anchor) => anchor.getAttribute('href')))
+      assert.deepEqual(
+        links,
+        listed.map((item) => `#/imports/${item.id}`),
+      )
+      const firstRow = await recent
+        .locator('tbody tr')
+        .first()
+        .locator('td')
+        .evaluateAll((cells) => cells.slice(1).map((cell) => cell.textContent))
+      const newest = listed[0]!
+      assert.deepEqual(firstRow, [
+        { running: 'Running', succeeded: 'Succeeded', failed: 'Failed' }[newest.status as string],
+        ...Object.values(countsOf(newest)),
+      ])
+      await checkAccessibility(page, 'recent imports')
+      await recent.locator('tbody tr td:first-child a').first().click()
+      await page.waitForURL(new RegExp(`#/imports/${newest.id}$`))
+      await page.getByRole('heading', { name: 'Import', exact: true }).waitFor()
+    })
+
     it('a read key sees no file input and no Import button, and can download', async () => {
       const readKey = await api.newKey({ scopes: ['read'] })
       const readContext = await (
@@ -442,6 +472,7 @@ for (const dialect of DIALECTS) {
       await readPage.getByRole('link', { name: 'Import & export' }).click()
       await readPage.getByRole('heading', { name: 'Import & export', exact: true }).waitFor()
       await readPage.getByText('Importing needs an API key that can write').waitFor()
+      await readPage.getByRole('heading', { name: 'Recent imports' }).waitFor()
       assert.equal(await readPage.locator('main input').count(), 0)
       assert.equal(await readPage.getByRole('button', { name: 'Import' }).count(), 0)
       const downloading = readPage.waitForEvent('download')

@@ -66,6 +66,9 @@ export interface ImportJob {
   finishedAt: string | null
 }
 
+/** An import as GET /imports lists it: without its errors. */
+export type ImportListItem = Omit<ImportJob, 'errors'>
+
 /** The event types an endpoint can subscribe to; `*` is every type. */
 export const EVENT_TYPES = [
   'product.created',

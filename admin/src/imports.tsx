@@ -1,6 +1,9 @@
 import { useEffect, useState } from 'preact/hooks'
-import { ApiError, call, fetchFile, type ImportJob } from './api.js'
+import { ApiError, call, fetchFile, type ImportJob, type ImportListItem } from './api.js'
 import { formatDate, navigate, Notice, type Session, useFocusHeading } from './ui.js'
+
+/** Imports listed a page at a time under Recent imports. */
+const RECENT_PAGE_SIZE = 10
 
 /** How often a running import is asked about. */
 const POLL_MS = 1000
@@ -48,6 +51,7 @@ export function ImportExportPage({ id, session }: { id: string | null; session: 
       </div>
       {id === null ? <ImportForm session={session} /> : <ImportResult id={id} session={session} />}
       <ExportSection session={session} />
+      {id === null && <RecentImports session={session} />}
     </section>
   )
 }
@@ -328,6 +332,95 @@ function ExportSection({ session }: { session: Session }) {
       <button type="button" disabled={busy} onClick={() => void download()}>
         Download CSV
       </button>
+    </section>
+  )
+}
+
+/** The store's imports, newest first (GET /imports), each a link to its page. */
+function RecentImports({ session }: { session: Session }) {
+  const [cursors, setCursors] = useState([''])
+  const [page, setPage] = useState<{ data: ImportListItem[]; nextCursor: string | null } | null>(
+    null,
+  )
+  const [error, setError] = useState('')
+
+  useEffect(() => {
+    let current = true
+    const params = new URLSearchParams({ limit: String(RECENT_PAGE_SIZE) })
+    const cursor = cursors[cursors.length - 1]!
+    if (cursor) params.set('cursor', cursor)
+    call<{ data: ImportListItem[]; nextCursor: string | null }>('GET', `/imports?${params}`).then(
+      (answer) => current && setPage(answer),
+      (caught: unknown) => {
+        if (!current) return
+        session.onError(caught)
+        setError(messageOf(caught))
+      },
+    )
+    return () => {
+      current = false
+    }
+  }, [cursors])
+
+  if (page && page.data.length === 0 && cursors.length === 1) return null
+  return (
+    <section aria-labelledby="recent-imports-heading">
+      <h2 id="recent-imports-heading">Recent imports</h2>
+      {error && <Notice kind="error">{error}</Notice>}
+      <div class="card table-card">
+        <table class="table">
+          <caption class="visually-hidden">The store's imports, newest first</caption>
+          <thead>
+            <tr>
+              <th scope="col">Started</th>
+              <th scope="col">Status</th>
+              {COUNTS.map((count) => (
+                <th scope="col" class="number" key={count.key}>
+                  {count.label}
+                </th>
+              ))}
+            </tr>
+          </thead>
+          <tbody>
+            {page?.data.map((item) => (
+              <tr key={item.id}>
+                <td>
+                  <a href={`#/imports/${encodeURIComponent(item.id)}`}>
+                    <time dateTime={item.createdAt}>{formatDate(item.createdAt)}</time>
+                  </a>
+                </td>
+                <td>
+                  <span class={`badge badge-import-${item.status}`}>
+                    {STATUS_LABEL[item.status]}
+                  </span>
+                </td>
+                {COUNTS.map((count) => (
+                  <td class="number" key={count.key}>
+                    {formatCount(item[count.key])}
+                  </td>
+                ))}
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+      <nav class="pager" aria-label="Pages of imports">
+        <button
+          type="button"
+          disabled={cursors.length === 1}
+          onClick={() => setCursors(cursors.slice(0, -1))}
+        >
+          Previous
+        </button>
+        <span class="muted">Page {cursors.length}</span>
+        <button
+          type="button"
+          disabled={!page?.nextCursor}
+          onClick={() => page?.nextCursor && setCursors([...cursors, page.nextCursor])}
+        >
+          Next
+        </button>
+      </nav>
     </section>
   )
 }

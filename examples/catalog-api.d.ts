@@ -4443,7 +4443,7 @@ export interface operations {
               attempts: number
               /**
                * Format: date-time
-               * @description When the last attempt ended
+               * @description When the last attempt started
                */
               lastAttemptAt: string | null
               /** @description The receiver's status at the last attempt; null if none came */
@@ -4602,7 +4602,7 @@ export interface operations {
               attempts: number
               /**
                * Format: date-time
-               * @description When the last attempt ended
+               * @description When the last attempt started
                */
               lastAttemptAt: string | null
               /** @description The receiver's status at the last attempt; null if none came */

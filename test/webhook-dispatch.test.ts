@@ -8,7 +8,11 @@ import { createApiKey } from '../src/auth/api-key.service.js'
 import { createDatabase, type Database, type Dialect } from '../src/db/database.js'
 import { migrateToLatest } from '../src/db/migrate.js'
 import { toIso } from '../src/db/values.js'
-import { findDueDeliveries, recordOutcomes } from '../src/webhooks/delivery.repository.js'
+import {
+  findDueDeliveries,
+  findOldestPending,
+  recordOutcomes,
+} from '../src/webhooks/delivery.repository.js'
 import { startDispatcher, type DispatcherOptions } from '../src/webhooks/dispatcher.js'
 import { createSender } from '../src/webhooks/sender.js'
 import { readFeed } from './event-helpers.js'
@@ -228,6 +232,27 @@ describeEachDialect('webhook dispatcher', (dialect) => {
     assert.match(metrics, /webhook_delivery_attempts_total\{outcome="failed"\} 2/)
     assert.match(metrics, /webhook_delivery_attempts_in_flight 0/)
     assert.match(metrics, /webhook_oldest_pending_delivery_age_seconds 0/)
+  })
+
+  it("the oldest pending delivery's age leaves out disabled endpoints, whose deliveries wait on purpose", async (t) => {
+    const s = await setup(t, dialect)
+    const oldest = async () => {
+      const found = await findOldestPending(s.api.database.kysely)
+      return found === undefined ? undefined : toIso(found)
+    }
+    const paused = await s.endpoint('/paused')
+    await s.api.createProduct({ name: 'For the paused one' })
+    const [waiting] = await deliveriesOf(s.api.database, paused)
+    assert.equal(await oldest(), toIso(waiting!.created_at))
+    const disabled = await s.api.patch(`/webhook-endpoints/${paused}`, { enabled: false })
+    assert.equal(disabled.statusCode, 200, disabled.body)
+    assert.equal(await oldest(), undefined)
+    const live = await s.endpoint('/live')
+    await new Promise((resolve) => setTimeout(resolve, 5))
+    await s.api.createProduct({ name: 'For the live one' })
+    const [pending] = await deliveriesOf(s.api.database, live)
+    assert.ok(toIso(pending!.created_at) > toIso(waiting!.created_at))
+    assert.equal(await oldest(), toIso(pending!.created_at))
   })
 
   it("a write wakes its own process's dispatcher at once, not at the next poll", async (t) => {

@@ -276,7 +276,7 @@ export async function importCatalog(
     }
     group.records.push(item)
   }
-  if (!header) return refused('the file is empty: it has no header row')
+  if (!header) return refused('the file is empty, without even a header row')
   await close()
   await flush()
   if (!dryRun) await refreshPlannerStatistics(database, summary)

@@ -301,12 +301,20 @@ export async function releaseDelivery(
     .execute()
 }
 
-/** When the oldest pending delivery was enqueued, or undefined when none is pending. */
+/**
+ * When the oldest pending delivery of an enabled endpoint was enqueued, or undefined when none
+ * is pending. A disabled endpoint's deliveries wait on purpose, until it is enabled again: an
+ * age that grew with them would look like deliveries stuck.
+ */
 export async function findOldestPending(db: Executor): Promise<string | Date | undefined> {
   const row = await db
-    .selectFrom('webhook_deliveries')
-    .select((eb) => eb.fn.min('created_at').as('oldest'))
-    .where('status', '=', 'pending')
+    .selectFrom('webhook_deliveries as d')
+    .innerJoin('webhook_endpoints as e', (join) =>
+      join.onRef('e.store_id', '=', 'd.store_id').onRef('e.id', '=', 'd.endpoint_id'),
+    )
+    .select((eb) => eb.fn.min('d.created_at').as('oldest'))
+    .where('d.status', '=', 'pending')
+    .where(isPostgres(db) ? sql<boolean>`e.enabled` : sql<boolean>`e.enabled = 1`)
     .executeTakeFirst()
   return (row?.oldest as string | Date | null) ?? undefined
 }

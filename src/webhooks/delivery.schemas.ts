@@ -26,7 +26,7 @@ export const WebhookDelivery = Type.Object({
       'pending: an attempt is due (or under way); failed: every retry of the schedule failed',
   }),
   attempts: Type.Integer({ minimum: 0, description: 'Attempts made so far' }),
-  lastAttemptAt: Nullable(DateTime('When the last attempt ended')),
+  lastAttemptAt: Nullable(DateTime('When the last attempt started')),
   lastStatusCode: Nullable(
     Type.Integer({ description: "The receiver's status at the last attempt; null if none came" }),
   ),

@@ -442,7 +442,7 @@ function dispatcherMetrics(options: DispatcherOptions) {
   })
   new Gauge({
     name: 'webhook_oldest_pending_delivery_age_seconds',
-    help: 'Age of the oldest pending webhook delivery (0 when none is pending).',
+    help: 'Age of the oldest pending webhook delivery to an enabled endpoint (0 when none is).',
     registers,
     async collect() {
       const oldest = database

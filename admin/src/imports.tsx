@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks'
 import { ApiError, call, fetchFile, type ImportJob, type ImportListItem } from './api.js'
-import { formatDate, navigate, Notice, type Session, useFocusHeading } from './ui.js'
+import { formatDate, navigate, Notice, Pager, type Session, useFocusHeading } from './ui.js'
 
 /** Imports listed a page at a time under Recent imports. */
 const RECENT_PAGE_SIZE = 10
@@ -404,23 +404,12 @@ function RecentImports({ session }: { session: Session }) {
           </tbody>
         </table>
       </div>
-      <nav class="pager" aria-label="Pages of imports">
-        <button
-          type="button"
-          disabled={cursors.length === 1}
-          onClick={() => setCursors(cursors.slice(0, -1))}
-        >
-          Previous
-        </button>
-        <span class="muted">Page {cursors.length}</span>
-        <button
-          type="button"
-          disabled={!page?.nextCursor}
-          onClick={() => page?.nextCursor && setCursors([...cursors, page.nextCursor])}
-        >
-          Next
-        </button>
-      </nav>
+      <Pager
+        label="Pages of imports"
+        cursors={cursors}
+        nextCursor={page?.nextCursor ?? null}
+        onChange={setCursors}
+      />
     </section>
   )
 }

@@ -5,6 +5,7 @@ import {
   formatPrice,
   navigate,
   Notice,
+  Pager,
   type Session,
   StatusBadge,
   takeFlash,
@@ -167,23 +168,12 @@ export function ProductList({ session }: { session: Session }) {
           </tbody>
         </table>
       </div>
-      <nav class="pager" aria-label="Pages">
-        <button
-          type="button"
-          disabled={cursors.length === 1}
-          onClick={() => setCursors(cursors.slice(0, -1))}
-        >
-          Previous
-        </button>
-        <span class="muted">Page {cursors.length}</span>
-        <button
-          type="button"
-          disabled={!page?.nextCursor}
-          onClick={() => page?.nextCursor && setCursors([...cursors, page.nextCursor])}
-        >
-          Next
-        </button>
-      </nav>
+      <Pager
+        label="Pages"
+        cursors={cursors}
+        nextCursor={page?.nextCursor ?? null}
+        onChange={setCursors}
+      />
     </section>
   )
 }

@@ -135,3 +135,35 @@ export function useFocusHeading() {
   useEffect(() => heading.current?.focus(), [])
   return heading
 }
+
+/**
+ * "Previous", the page's number and "Next" under a list read by cursor: `cursors` holds the
+ * cursor of each page walked through ('' for the first), `nextCursor` the list's answer.
+ */
+export function Pager(props: {
+  label: string
+  cursors: string[]
+  nextCursor: string | null
+  onChange(cursors: string[]): void
+}) {
+  const { cursors, nextCursor, onChange } = props
+  return (
+    <nav class="pager" aria-label={props.label}>
+      <button
+        type="button"
+        disabled={cursors.length === 1}
+        onClick={() => onChange(cursors.slice(0, -1))}
+      >
+        Previous
+      </button>
+      <span class="muted">Page {cursors.length}</span>
+      <button
+        type="button"
+        disabled={nextCursor === null}
+        onClick={() => nextCursor !== null && onChange([...cursors, nextCursor])}
+      >
+        Next
+      </button>
+    </nav>
+  )
+}

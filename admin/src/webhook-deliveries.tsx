@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks'
 import { call, type WebhookDelivery } from './api.js'
-import { Notice, type Session } from './ui.js'
+import { Notice, Pager, type Session } from './ui.js'
 
 const PAGE_SIZE = 20
 /** After a Retry, the page is read again every second this many times, until an outcome. */
@@ -208,23 +208,12 @@ export function Deliveries(props: { path: string; enabled: boolean; session: Ses
           </tbody>
         </table>
       </div>
-      <nav class="pager" aria-label="Pages of deliveries">
-        <button
-          type="button"
-          disabled={cursors.length === 1}
-          onClick={() => setCursors(cursors.slice(0, -1))}
-        >
-          Previous
-        </button>
-        <span class="muted">Page {cursors.length}</span>
-        <button
-          type="button"
-          disabled={!page?.nextCursor}
-          onClick={() => page?.nextCursor && setCursors([...cursors, page.nextCursor])}
-        >
-          Next
-        </button>
-      </nav>
+      <Pager
+        label="Pages of deliveries"
+        cursors={cursors}
+        nextCursor={page?.nextCursor ?? null}
+        onChange={setCursors}
+      />
     </section>
   )
 }

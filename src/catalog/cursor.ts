@@ -1,4 +1,4 @@
-import { isUuid } from '../db/values.js'
+import { isUuid, toIso } from '../db/values.js'
 import { validationFailed } from '../errors.js'
 
 /** Where a page of products ends: the sort key of its last product. */
@@ -13,6 +13,26 @@ const TIMESTAMP = /^(19[7-9]\d|[2-9]\d{3})-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/
 /** The opaque `nextCursor` handed to clients: base64url of the sort key. */
 export function encodeCursor(position: PagePosition): string {
   return Buffer.from(JSON.stringify([position.createdAt, position.id])).toString('base64url')
+}
+
+/**
+ * A page of a list read newest first by (created_at, id): `rows` as read with a limit one
+ * above `limit`, so that a row beyond the page says whether another page exists.
+ */
+export function pageOf<R extends { created_at: string | Date; id: string }, T>(
+  rows: R[],
+  limit: number,
+  toItem: (row: R) => T,
+): { data: T[]; nextCursor: string | null } {
+  const page = rows.slice(0, limit)
+  const last = page.at(-1)
+  return {
+    data: page.map(toItem),
+    nextCursor:
+      rows.length > limit && last
+        ? encodeCursor({ createdAt: toIso(last.created_at), id: last.id })
+        : null,
+  }
 }
 
 export function decodeCursor(cursor: string): PagePosition {

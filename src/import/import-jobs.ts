@@ -23,7 +23,7 @@ import {
 } from './import-job.repository.js'
 import { importCatalog, JOB_BATCH, type ImportSummary } from './import.service.js'
 import type { ImportError } from './product-mapping.js'
-import { decodeCursor, encodeCursor } from '../catalog/cursor.js'
+import { decodeCursor, pageOf } from '../catalog/cursor.js'
 
 /**
  * The job reads its file 16 KiB at a time (streams read 64): each piece is parsed and its
@@ -233,15 +233,7 @@ export function createImportJobs(database: Database, options: ImportJobsOptions)
       const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor)
       const limit = query.limit ?? 50
       const rows = await listImportRows(database.kysely, storeId, after, limit + 1)
-      const page = rows.slice(0, limit)
-      const last = page.at(-1)
-      return {
-        data: page.map(rowToListItem),
-        nextCursor:
-          rows.length > limit && last
-            ? encodeCursor({ createdAt: toIso(last.created_at), id: last.id })
-            : null,
-      }
+      return pageOf(rows, limit, rowToListItem)
     },
     async start() {
       await sweep()

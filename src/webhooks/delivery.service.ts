@@ -1,4 +1,4 @@
-import { decodeCursor, encodeCursor } from '../catalog/cursor.js'
+import { decodeCursor, pageOf } from '../catalog/cursor.js'
 import type { Executor } from '../db/schema.js'
 import { isUuid, nowIso, toIso } from '../db/values.js'
 import { AppError } from '../errors.js'
@@ -37,15 +37,7 @@ export async function listDeliveries(
   if ((await findEndpoint(db, storeId, id)) === undefined) throw endpointNotFound()
   const limit = query.limit ?? 50
   const rows = await listDeliveryRows(db, storeId, id, after, limit + 1)
-  const page = rows.slice(0, limit)
-  const last = page.at(-1)
-  return {
-    data: page.map(rowToDelivery),
-    nextCursor:
-      rows.length > limit && last
-        ? encodeCursor({ createdAt: toIso(last.created_at), id: last.id })
-        : null,
-  }
+  return pageOf(rows, limit, rowToDelivery)
 }
 
 /** The unit of work of a manual retry: the delivery pending and due now. */

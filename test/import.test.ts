@@ -865,8 +865,8 @@ describeEachDialect('import: export round trip', (dialect) => {
     await createProduct(database, 'src', { name: 'Snapshot Mug' })
     const pieces = exportCatalog(database, 'src')
     const header = await pieces.next()
-    // Between the export's two passes: a variant with five option names (the header, made
-    // by the first pass, has room for three), a rename and a new product.
+    // After the header, before the products: a variant with five option names (the header
+    // has room for three), a rename and a new product.
     await addVariant(database, 'src', tee.id, {
       name: 'Wide',
       options: { size: 'M', color: 'red', fit: 'wide', neck: 'v', sleeve: 'long' },

@@ -587,6 +587,24 @@ const patchVariant = precompiled((db: Executor, ...params: unknown[]) => {
     .selectAll()
 })
 
+/**
+ * The most option names one product of the store uses (across its variants, each name once),
+ * counted in the database: what an export needs before its header, without reading the store.
+ */
+export async function maxOptionNamesOfAProduct(db: Executor, storeId: string): Promise<number> {
+  const keys = isPostgres(db)
+    ? sql`variants v cross join lateral json_object_keys(v.options) as k(name)`
+    : sql`variants v, json_each(v.options) as k`
+  const name = isPostgres(db) ? sql`k.name` : sql`k.key`
+  const { rows } = await sql<{ names: number | null }>`
+    select max(names) as names from (
+      select count(distinct ${name}) as names from ${keys}
+      where v.store_id = ${storeId} group by v.product_id
+    ) as counted
+  `.execute(db)
+  return Number(rows[0]?.names ?? 0)
+}
+
 /** The variants of these products, each product's in their order: an import's batch at once. */
 export async function findVariantsOfProducts(
   db: Executor,

@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream'
 import { stringify } from 'csv-stringify/sync'
 import { listProductsOldestFirst } from '../catalog/product.repository.js'
-import { findVariantsOfProducts } from '../catalog/variant.repository.js'
+import { findVariantsOfProducts, maxOptionNamesOfAProduct } from '../catalog/variant.repository.js'
 import { rowToProduct, rowToVariant } from '../catalog/catalog.mappers.js'
 import type { Product, Variant } from '../catalog/catalog.schemas.js'
 import type { Database } from '../db/database.js'
@@ -26,21 +26,19 @@ const CSV_OPTIONS = { record_delimiter: 'unix', quoted_match: /\r/ } as const
  *
  * A product's options are Shopify's OptionN Name / OptionN Value columns, names on its first
  * row: as many as the product in the store with the most option names needs (three at
- * least), which a first pass over the store finds; those past the third come last.
+ * least), counted by the database before the header; those past the third come last.
  *
- * Both passes read one snapshot of the store: the file is the catalogue as it was when the
- * export began, whatever is changed meanwhile (a variant given a fourth option name between
- * the passes would otherwise lose it to the header's count).
+ * The count and every page read one snapshot of the store: the file is the catalogue as it
+ * was when the export began, whatever is changed meanwhile (a variant given a fourth option
+ * name after the count would otherwise lose it to the header).
  */
 export async function* exportCatalog(database: Database, storeId: string): AsyncGenerator<string> {
   const snapshot = await database.readSnapshot()
   try {
-    let optionCount = SHOPIFY_OPTION_COLUMNS
-    for await (const page of pages(snapshot.db, storeId)) {
-      for (const { variants } of page) {
-        optionCount = Math.max(optionCount, optionNames(variants).length)
-      }
-    }
+    const optionCount = Math.max(
+      SHOPIFY_OPTION_COLUMNS,
+      await maxOptionNamesOfAProduct(snapshot.db, storeId),
+    )
     const header = exportHeader(optionCount)
     yield stringify([header], { ...CSV_OPTIONS, eof: true })
     for await (const page of pages(snapshot.db, storeId)) {

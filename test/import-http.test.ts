@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { mkdtemp, readdir, rm } from 'node:fs/promises'
+import http from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Readable } from 'node:stream'
@@ -149,7 +150,40 @@ describeEachDialect('POST /imports, GET /imports/:id', (dialect) => {
       payload: bigCsv(50),
     })
     expectError(over, 413, 'payload_too_large')
+    // Sent without a length, the body is counted as it comes.
+    const unsized = await small.inject({
+      method: 'POST',
+      url: `${API}/imports`,
+      headers: { authorization: `Bearer ${api.key}`, 'content-type': 'text/csv' },
+      payload: Readable.from([bigCsv(50)]),
+    })
+    expectError(unsized, 413, 'payload_too_large')
     assert.deepEqual(await readdir(directory), [], 'the partial file is removed')
+    // A length over the limit is refused at once, before the body is sent.
+    const address = await small.listen({ host: '127.0.0.1', port: 0 })
+    const early = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const request = http.request(`${address}${API}/imports`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${api.key}`,
+          'content-type': 'text/csv',
+          'content-length': '1000000000',
+        },
+      })
+      request.on('response', (response) => {
+        let body = ''
+        response.on('data', (chunk) => (body += chunk))
+        response.on('end', () => resolve({ status: response.statusCode!, body }))
+      })
+      request.on('error', reject)
+      request.setTimeout(5000, () => {
+        request.destroy()
+        reject(new Error('no answer while the body was still to come'))
+      })
+      request.write('Handle,Title\r\n') // and nothing more: the rest never comes
+    })
+    assert.equal(early.status, 413)
+    assert.equal(JSON.parse(early.body).error, 'payload_too_large')
     const fits = await small.inject({
       method: 'POST',
       url: `${API}/imports`,

@@ -75,6 +75,8 @@ export type KeepImport = (
 ) => Promise<ImportRecord>
 
 export interface ImportJobs {
+  /** Largest body accepted, in bytes (IMPORT_MAX_BYTES). */
+  readonly maxBytes: number
   /**
    * Keeps the body in a file of its own (streamed, counted: over maxBytes is 413), records
    * the import as running (through `keep` if given), and starts it in the background.
@@ -185,6 +187,7 @@ export function createImportJobs(database: Database, options: ImportJobsOptions)
   }
 
   return {
+    maxBytes: options.maxBytes,
     async submit(storeId, body, keep) {
       if (stopping)
         throw new AppError('unavailable', 'The service is shutting down; retry shortly.')
@@ -273,14 +276,17 @@ function byteLimit(max: number): Transform {
     },
     flush(done) {
       if (seen <= max) return done()
-      done(
-        new AppError(
-          'payload_too_large',
-          `The file is larger than the ${max} bytes an import accepts (IMPORT_MAX_BYTES).`,
-        ),
-      )
+      done(fileTooLarge(max))
     },
   })
+}
+
+/** The refusal of a file over the size an import accepts. */
+export function fileTooLarge(max: number): AppError {
+  return new AppError(
+    'payload_too_large',
+    `The file is larger than the ${max} bytes an import accepts (IMPORT_MAX_BYTES).`,
+  )
 }
 
 /** Passes bytes through unchanged, feeding them to `hash` on the way. */

@@ -11,7 +11,7 @@ import { createValidatorCompiler } from '../http/validation.js'
 import { exportCatalog, startedStream } from './export.service.js'
 import { IdempotencyHeaders, requestFingerprint } from '../idempotency/idempotency.http.js'
 import { createIdempotentWriter } from '../idempotency/idempotency.service.js'
-import type { ImportJobs, ImportRecord, KeepImport } from './import-jobs.js'
+import { fileTooLarge, type ImportJobs, type ImportRecord, type KeepImport } from './import-jobs.js'
 
 const PREFIX = '/api/commerce/v1'
 
@@ -146,7 +146,14 @@ export function registerImportRoutes(
   })
   app.register(async (scope) => {
     scope.removeAllContentTypeParsers()
-    scope.addContentTypeParser('text/csv', (_request, payload, done) => done(null, payload))
+    scope.addContentTypeParser('text/csv', (request, payload, done) => {
+      // A body that says it is over the limit is refused before it is read (as Fastify does
+      // with JSON bodies over bodyLimit); one sent without a length is counted as it comes.
+      if (Number(request.headers['content-length']) > jobs.maxBytes) {
+        return done(fileTooLarge(jobs.maxBytes))
+      }
+      done(null, payload)
+    })
     scope.addContentTypeParser('*', (_request, _payload, done) => done(unsupportedType()))
     const routes = scope.withTypeProvider<TypeBoxTypeProvider>()
 

@@ -54,6 +54,26 @@ export async function openPage(context: BrowserContext): Promise<Watched> {
   return watched
 }
 
+/**
+ * A page in a browser context of its own (cleaned up with the suite), at the sign-in form of
+ * `base`; with `key`, signed in with it (the form sent: wait for the screen that follows).
+ */
+export async function pageOfItsOwn(
+  base: string,
+  cleanups: (() => unknown)[],
+  key?: string,
+): Promise<Watched> {
+  const context = await (await launch()).newContext({ viewport: { width: 1280, height: 900 } })
+  cleanups.push(() => context.close())
+  const watched = await openPage(context)
+  await watched.page.goto(`${base}/admin`)
+  if (key !== undefined) {
+    await watched.page.getByLabel('API key').fill(key)
+    await watched.page.getByRole('button', { name: 'Sign in' }).click()
+  }
+  return watched
+}
+
 /** Runs axe-core in the page; fails on any serious or critical violation. */
 export async function checkAccessibility(page: Page, screen: string): Promise<void> {
   await page.evaluate(axe.source)

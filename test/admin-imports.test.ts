@@ -17,6 +17,7 @@ import {
   checkAccessibility,
   launch,
   openPage,
+  pageOfItsOwn,
   screenshot,
   skip,
   suiteContext,
@@ -293,7 +294,11 @@ for (const dialect of DIALECTS) {
       await checkAccessibility(page, 'refused file')
     })
 
-    it('follows a running import every second, shows its progress, announces its end, and says when only the first 1,000 errors are kept', async () => {
+    /**
+     * An import left running (its record written as a job would), its page open, and the
+     * page's requests for it counted from then on.
+     */
+    const openRunningImport = async () => {
       const id = newId()
       await api.database.writeAtomic((db) =>
         insertImport(db, {
@@ -310,6 +315,11 @@ for (const dialect of DIALECTS) {
       page.on('request', onRequest)
       await page.goto(`${base}/admin#/imports/${id}`)
       await badge('Running').waitFor()
+      return { id, asked, stopWatching: () => page.off('request', onRequest) }
+    }
+
+    it('follows a running import every second, shows its progress, announces its end, and says when only the first 1,000 errors are kept', async () => {
+      const { id, asked, stopWatching } = await openRunningImport()
       assert.equal(await page.getByLabel('CSV file').count(), 0, 'no form beside an import')
       await page.getByRole('heading', { name: 'Export', exact: true }).waitFor()
       // Counts all different, so that one shown in another's place is seen.
@@ -359,26 +369,11 @@ for (const dialect of DIALECTS) {
       const seen = asked.length
       await page.waitForTimeout(1500)
       assert.equal(asked.length, seen, 'stopped once finished')
-      page.off('request', onRequest)
+      stopWatching()
     })
 
     it('stops asking about a running import once the screen is left', async () => {
-      const id = newId()
-      await api.database.writeAtomic((db) =>
-        insertImport(db, {
-          store_id: 'store-a',
-          id,
-          instance_id: 'admin-test',
-          created_at: new Date().toISOString(),
-        }),
-      )
-      const asked: string[] = []
-      const onRequest = (request: Request) => {
-        if (request.url().endsWith(`/imports/${id}`)) asked.push(request.url())
-      }
-      page.on('request', onRequest)
-      await page.goto(`${base}/admin#/imports/${id}`)
-      await badge('Running').waitFor()
+      const { asked, stopWatching } = await openRunningImport()
       for (let waited = 0; asked.length < 2 && waited < 5000; waited += 100) {
         await page.waitForTimeout(100)
       }
@@ -387,7 +382,7 @@ for (const dialect of DIALECTS) {
       await page.getByRole('heading', { name: 'Products', exact: true }).waitFor()
       const seen = asked.length
       await page.waitForTimeout(2500)
-      page.off('request', onRequest)
+      stopWatching()
       assert.equal(asked.length, seen)
     })
 
@@ -459,15 +454,8 @@ for (const dialect of DIALECTS) {
 
     it('a read key sees no file input and no Import button, and can download', async () => {
       const readKey = await api.newKey({ scopes: ['read'] })
-      const readContext = await (
-        await launch()
-      ).newContext({ viewport: { width: 1280, height: 900 } })
-      cleanups.push(() => readContext.close())
-      const reader = await openPage(readContext)
+      const reader = await pageOfItsOwn(base, cleanups, readKey)
       const readPage = reader.page
-      await readPage.goto(`${base}/admin`)
-      await readPage.getByLabel('API key').fill(readKey)
-      await readPage.getByRole('button', { name: 'Sign in' }).click()
       await readPage.getByText('Read only', { exact: true }).waitFor()
       await readPage.getByRole('link', { name: 'Import & export' }).click()
       await readPage.getByRole('heading', { name: 'Import & export', exact: true }).waitFor()

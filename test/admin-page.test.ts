@@ -6,6 +6,7 @@ import {
   checkAccessibility,
   launch,
   openPage,
+  pageOfItsOwn,
   screenshot,
   skip,
   suiteContext,
@@ -351,12 +352,6 @@ for (const dialect of DIALECTS) {
 
     it('a read key sees everything and no edit control', async () => {
       const readKey = await api.newKey({ scopes: ['read'] })
-      const readContext = await (
-        await launch()
-      ).newContext({ viewport: { width: 1280, height: 900 } })
-      cleanups.push(() => readContext.close())
-      const reader = await openPage(readContext)
-      const readPage = reader.page
       const shown = await api.createProduct({
         name: 'Read Only Tee',
         description: 'Organic cotton, regular fit.',
@@ -376,9 +371,8 @@ for (const dialect of DIALECTS) {
         price: 26,
         options: { size: 'XL' },
       })
-      await readPage.goto(`${base}/admin`)
-      await readPage.getByLabel('API key').fill(readKey)
-      await readPage.getByRole('button', { name: 'Sign in' }).click()
+      const reader = await pageOfItsOwn(base, cleanups, readKey)
+      const readPage = reader.page
       await readPage.getByRole('heading', { name: 'Products', exact: true }).waitFor()
       await readPage.getByText('Read only', { exact: true }).waitFor()
       assert.equal(await readPage.getByRole('button', { name: 'New product' }).count(), 0)

@@ -8,6 +8,7 @@ import {
   checkAccessibility,
   launch,
   openPage,
+  pageOfItsOwn,
   screenshot,
   skip,
   suiteContext,
@@ -445,15 +446,8 @@ for (const dialect of DIALECTS) {
 
     it('a read key is told webhooks need a key that can write, and asks nothing of them', async () => {
       const readKey = await api.newKey({ scopes: ['read'] })
-      const readContext = await (
-        await launch()
-      ).newContext({ viewport: { width: 1280, height: 900 } })
-      cleanups.push(() => readContext.close())
-      const reader = await openPage(readContext)
+      const reader = await pageOfItsOwn(base, cleanups, readKey)
       const readPage = reader.page
-      await readPage.goto(`${base}/admin`)
-      await readPage.getByLabel('API key').fill(readKey)
-      await readPage.getByRole('button', { name: 'Sign in' }).click()
       await readPage.getByRole('heading', { name: 'Products', exact: true }).waitFor()
       await readPage.getByRole('link', { name: 'Webhooks' }).click()
       await readPage.getByRole('heading', { name: 'Webhooks', level: 1 }).waitFor()

@@ -131,9 +131,9 @@ function unsupportedType(): AppError {
 }
 
 /**
- * POST /imports, GET /imports, GET /imports/:id and GET /exports/products.csv. Registered in a plugin of
- * their own: its one body parser hands the text/csv body on as a stream (kept in a file by
- * the import jobs, not in memory), and any other type is 415.
+ * POST /imports, GET /imports, GET /imports/:id and GET /exports/products.csv. Registered in
+ * a plugin of their own: its one body parser hands the text/csv body on as a stream (kept in
+ * a file by the import jobs, not in memory), and any other type is 415.
  */
 export function registerImportRoutes(
   app: FastifyInstance,
@@ -271,8 +271,8 @@ export function registerImportRoutes(
       async (request, reply) => {
         reply.header('content-type', 'text/csv; charset=utf-8')
         reply.header('content-disposition', 'attachment; filename="products.csv"')
-        // The first piece (the header, after a pass over the store) is read before the
-        // answer starts, so a database that is down is a 503, not a cut answer.
+        // The first piece (the header, after the count of option names) is read before
+        // the answer starts, so a database that is down is a 503, not a cut answer.
         return reply.send(
           await startedStream(exportCatalog(database, principalOf(request).storeId)),
         )

@@ -292,7 +292,7 @@ const ANALYZE_AFTER_RECORDS = 1000
  * minute or more away), a table that grew from nothing still looks empty, and the planner
  * then reads and sorts the whole store for each page of a list or an export. After importing
  * 10,000 products: a list page took 8.6 ms instead of 0.1 ms, the export 1.8 to 2.7 s
- * instead of 0.8 to 1.0 s. SQLite plans by its indexes without statistics.
+ * instead of 0.9 to 1.1 s. SQLite plans by its indexes without statistics.
  */
 async function refreshPlannerStatistics(database: Database, summary: ImportSummary) {
   const written =

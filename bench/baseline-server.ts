@@ -5,8 +5,14 @@
  * no slug, no defaults, no versions of a variant's product. The tables have the shapes and
  * indexes of the service's products and variants.
  *
+ * With BASELINE_EVENTS=1 (PostgreSQL only) each write also appends its event in the same
+ * statement, as the contract asks of every change: a data-modifying CTE inserts the written
+ * row as JSON (for an update, the row before too) into an `events` table of the service's
+ * shape (position from `pg_current_xact_id()` and an identity, the service's two indexes).
+ * Nothing else of the service: no delivery queued, no product version moved by a variant.
+ *
  * Environment: BASELINE_DATABASE (`sqlite:<file>` or a postgres:// URL of an empty database),
- * BASELINE_SYNCHRONOUS (NORMAL or FULL, SQLite only), HOST, PORT.
+ * BASELINE_SYNCHRONOUS (NORMAL or FULL, SQLite only), BASELINE_EVENTS, HOST, PORT.
  *
  * Self-contained (no imports from bench/) because run.ts transpiles this one file and runs
  * it with plain node: the tsx loader would add its own thread and ~25 MiB to the RSS that is
@@ -123,8 +129,34 @@ function openSqlite(path: string, synchronous: string): Statements {
   }
 }
 
-async function openPostgres(url: string): Promise<Statements> {
+/** The service's events table (migration 2026-11-25T00-events), for BASELINE_EVENTS. */
+const EVENTS_TABLE = `
+  create table events (
+    store_id text not null, xid xid8 not null default pg_current_xact_id(),
+    seq bigint generated always as identity, id uuid not null, type text not null,
+    object json not null, previous json, created_at timestamptz not null,
+    primary key (store_id, xid, seq)
+  );
+  create index events_by_type on events (store_id, type, xid, seq);`
+
+/**
+ * `write` (an INSERT or UPDATE ... RETURNING * of `table`) as one statement that also appends
+ * its event of `type`; for an update, `key` selects the row before.
+ */
+function withEvent(write: string, type: string, old?: { table: string; key: string }): string {
+  const before = old ? `old as (select * from ${old.table} where ${old.key}), ` : ''
+  return `with ${before}written as (${write}),
+    event as (insert into events (store_id, id, type, object, previous, created_at)
+      select written.store_id, gen_random_uuid(), '${type}', to_json(written),
+        ${old ? 'to_json(old)' : 'null'}, now()
+      from written${old ? ', old' : ''})
+    select * from written`
+}
+
+async function openPostgres(url: string, events: boolean): Promise<Statements> {
   const pool = new pg.Pool({ connectionString: url, max: 10 })
+  const logged = (write: string, type: string, old?: { table: string; key: string }) =>
+    events ? withEvent(write, type, old) : write
   await pool.query(`
     create table products (
       store_id text not null, id uuid not null, name text not null, slug text not null,
@@ -152,6 +184,7 @@ async function openPostgres(url: string): Promise<Statements> {
       constraint variants_options_key unique (store_id, product_id, options_key)
     );
     create index variants_by_product on variants (store_id, product_id, position, created_at, id);
+    ${events ? EVENTS_TABLE : ''}
   `)
   const marks = (n: number) => Array.from({ length: n }, (_, i) => `$${i + 1}`).join(', ')
   // Named queries are prepared once per connection, as `prepare` is on SQLite.
@@ -162,7 +195,10 @@ async function openPostgres(url: string): Promise<Statements> {
       (
         await run(
           'insert-product',
-          `insert into products (${PRODUCT_COLUMNS}) values (${marks(13)}) returning *`,
+          logged(
+            `insert into products (${PRODUCT_COLUMNS}) values (${marks(13)}) returning *`,
+            'product.created',
+          ),
           values,
         )
       )[0]!,
@@ -170,7 +206,10 @@ async function openPostgres(url: string): Promise<Statements> {
       (
         await run(
           'insert-variant',
-          `insert into variants (${VARIANT_COLUMNS}) values (${marks(13)}) returning *`,
+          logged(
+            `insert into variants (${VARIANT_COLUMNS}) values (${marks(13)}) returning *`,
+            'variant.created',
+          ),
           values,
         )
       )[0]!,
@@ -178,8 +217,12 @@ async function openPostgres(url: string): Promise<Statements> {
       (
         await run(
           'update-product',
-          `update products set ${SET_CHANGES((i) => `$${i}`)}
-           where store_id = $4 and id = $5 returning *`,
+          logged(
+            `update products set ${SET_CHANGES((i) => `$${i}`)}
+             where store_id = $4 and id = $5 returning *`,
+            'product.updated',
+            { table: 'products', key: 'store_id = $4 and id = $5' },
+          ),
           [...changes, STORE, id],
         )
       )[0],
@@ -187,8 +230,12 @@ async function openPostgres(url: string): Promise<Statements> {
       (
         await run(
           'update-variant',
-          `update variants set ${SET_CHANGES((i) => `$${i}`)}
-           where store_id = $4 and product_id = $5 and id = $6 returning *`,
+          logged(
+            `update variants set ${SET_CHANGES((i) => `$${i}`)}
+             where store_id = $4 and product_id = $5 and id = $6 returning *`,
+            'variant.updated',
+            { table: 'variants', key: 'store_id = $4 and product_id = $5 and id = $6' },
+          ),
           [...changes, STORE, productId, id],
         )
       )[0],
@@ -287,7 +334,7 @@ async function main(): Promise<void> {
     throw new Error('BASELINE_SYNCHRONOUS: NORMAL or FULL')
   const statements = database.startsWith('sqlite:')
     ? openSqlite(database.slice('sqlite:'.length), synchronous)
-    : await openPostgres(database)
+    : await openPostgres(database, process.env.BASELINE_EVENTS === '1')
 
   const app = Fastify({ logger: false })
   app.get('/healthz', async () => ({ status: 'ok' }))

@@ -12,16 +12,18 @@ const COLORS: Record<ServerKind, string> = {
   'bare-normal': '#9ca3af',
   'bare-full': '#d97706',
   'bare-pg': '#6b7280',
+  'bare-pg-events': '#a78bfa',
 }
 const LEGEND: Record<ServerKind, string> = {
   service: 'service',
   'bare-normal': 'bare SQLite, synchronous=NORMAL',
   'bare-full': 'bare SQLite, synchronous=FULL',
   'bare-pg': 'bare pg, pool of 10',
+  'bare-pg-events': 'bare pg with its event, pool of 10',
 }
 const SERVERS: Record<Dialect, ServerKind[]> = {
   sqlite: ['service', 'bare-normal', 'bare-full'],
-  postgres: ['service', 'bare-pg'],
+  postgres: ['service', 'bare-pg', 'bare-pg-events'],
 }
 const DIALECT_LABELS: Record<Dialect, string> = { sqlite: 'SQLite', postgres: 'PostgreSQL' }
 

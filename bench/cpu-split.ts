@@ -1,6 +1,6 @@
 /**
- * Where the CPU of one request goes, the service against the bare PostgreSQL baseline in one
- * run: the server's process, PostgreSQL's processes (every `postgres` process of the machine,
+ * Where the CPU of one request goes, the service against the bare PostgreSQL baselines (with
+ * and without the event) in one run: the server's process, PostgreSQL's processes (every `postgres` process of the machine,
  * so run it on a PostgreSQL nothing else uses), and the rest of the machine (the load
  * generator, the kernel's network work, whatever else runs). On this 2-core machine, where
  * the CPU bounds PostgreSQL's writes, these sums are what the benchmark's ratios come from.
@@ -10,7 +10,7 @@
  * scenario: create-product (default), add-variant, get-product, patch-product, patch-variant.
  * Both servers are started as the benchmark starts them (bench/targets.ts), on fresh
  * databases; in `rounds` rounds (4) each gets a warm-up, then `requests` (10,000) from 16
- * connections, the two in turn (A B, B A, ...). Medians of the rounds are printed.
+ * connections, in turn (A B C, C B A, ...). Medians of the rounds are printed.
  * BENCH_POSTGRES_URL: the admin URL (postgres://postgres@127.0.0.1:5432/test by default).
  * CPU_PROF_DIR=<dir>: the service also writes a `--cpu-prof` profile there when it stops.
  */
@@ -57,6 +57,7 @@ async function main(): Promise<void> {
     const servers = [
       await startService(context, 'postgres'),
       await startBaseline(context, 'bare-pg'),
+      await startBaseline(context, 'bare-pg-events'),
     ]
     const builds = []
     for (const server of servers) {
@@ -95,7 +96,7 @@ async function main(): Promise<void> {
     for (const { server, own, postgres, rest } of builds) {
       const [a, b, c] = [median(own), median(postgres), median(rest)]
       console.log(
-        `  ${server.kind.padEnd(8)} process ${a.toFixed(0)}, postgres ${b.toFixed(0)}, ` +
+        `  ${server.kind.padEnd(14)} process ${a.toFixed(0)}, postgres ${b.toFixed(0)}, ` +
           `rest ${c.toFixed(0)}, total ${(a + b + c).toFixed(0)}`,
       )
     }

@@ -112,7 +112,7 @@ export interface BenchReport {
 /** The baselines of each dialect; the first is the one the issue's goals are set against. */
 export const BASELINES: Record<Dialect, Exclude<ServerKind, 'service'>[]> = {
   sqlite: ['bare-normal', 'bare-full'],
-  postgres: ['bare-pg'],
+  postgres: ['bare-pg', 'bare-pg-events'],
 }
 
 /** Issues 3 and 14: least service/baseline req/s per scenario against the first baseline. */

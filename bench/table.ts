@@ -18,6 +18,7 @@ const BASELINE_SHORT: Record<ServerKind, string> = {
   'bare-normal': 'NORMAL',
   'bare-full': 'FULL',
   'bare-pg': 'pg',
+  'bare-pg-events': 'pg+event',
 }
 
 export function formatReport(report: BenchReport): string {

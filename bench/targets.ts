@@ -10,13 +10,14 @@ import { BENCH_STORE } from './seed.js'
 export type Dialect = 'sqlite' | 'postgres'
 
 /** The service, or one of the bare baselines (baseline-server.ts). */
-export type ServerKind = 'service' | 'bare-normal' | 'bare-full' | 'bare-pg'
+export type ServerKind = 'service' | 'bare-normal' | 'bare-full' | 'bare-pg' | 'bare-pg-events'
 
 export const SERVER_LABELS: Record<ServerKind, string> = {
   service: 'service',
   'bare-normal': 'bare, synchronous=NORMAL',
   'bare-full': 'bare, synchronous=FULL',
   'bare-pg': 'bare, pg pool of 10',
+  'bare-pg-events': 'bare with its event, pg pool of 10',
 }
 
 /** A server under test, on a database of its own that goes when it stops. */
@@ -118,12 +119,13 @@ export async function startBaseline(
   context: TargetContext,
   kind: Exclude<ServerKind, 'service'>,
 ): Promise<RunningServer> {
-  const dialect: Dialect = kind === 'bare-pg' ? 'postgres' : 'sqlite'
+  const dialect: Dialect = kind.startsWith('bare-pg') ? 'postgres' : 'sqlite'
   const database = await scratchDatabase(context, dialect)
   try {
     const settings = {
       BASELINE_DATABASE: database.url,
       BASELINE_SYNCHRONOUS: kind === 'bare-normal' ? 'NORMAL' : 'FULL',
+      BASELINE_EVENTS: kind === 'bare-pg-events' ? '1' : '0',
     }
     return await serve(context, {
       kind,

@@ -1,7 +1,7 @@
 import { sql, type QueryCreator, type SelectQueryBuilder } from 'kysely'
 import { isPostgres } from '../db/database.js'
 import { patchedColumns, sentPairs, setEntries } from '../db/merge-patch-sql.js'
-import { notBefore } from '../db/timestamps.js'
+import { movedOn } from '../db/timestamps.js'
 import { precompiled } from '../db/precompiled.js'
 import type { DB, Executor, NewProductRow, ProductRow } from '../db/schema.js'
 import { insertRows } from '../db/multi-row-insert.js'
@@ -614,7 +614,7 @@ const updateProduct = precompiled(
         product_type: productType,
         tags,
         images,
-        updated_at: notBefore(isPostgres(db), 'products.updated_at', updatedAt),
+        updated_at: movedOn(isPostgres(db), 'products.updated_at', updatedAt),
         version: eb('version', '+', 1),
       }))
       .where('store_id', '=', storeId)
@@ -668,7 +668,7 @@ const touchProduct = precompiled((db: Executor, storeId: string, id: string, upd
     .updateTable('products')
     .set((eb) => ({
       version: eb('version', '+', 1),
-      updated_at: notBefore(isPostgres(db), 'products.updated_at', updatedAt),
+      updated_at: movedOn(isPostgres(db), 'products.updated_at', updatedAt),
       max_variant_position: eb.fn.coalesce(
         eb
           .selectFrom('variants')
@@ -832,7 +832,7 @@ const patchProduct = precompiled((db: Executor, ...params: unknown[]) => {
         .set((eb) => ({
           ...setEntries(columns),
           version: eb('products.version', '+', 1),
-          updated_at: notBefore(true, 'products.updated_at', updatedAt),
+          updated_at: movedOn(true, 'products.updated_at', updatedAt),
         }))
         .whereRef('products.store_id', '=', 'old.store_id')
         .whereRef('products.id', '=', 'old.id')

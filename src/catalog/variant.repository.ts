@@ -3,7 +3,7 @@ import { isPostgres } from '../db/database.js'
 import { patchedColumns, sentPairs, setEntries } from '../db/merge-patch-sql.js'
 import { precompiled } from '../db/precompiled.js'
 import { eventInsertFrom, insertEvent, type EventStamp } from '../events/event.repository.js'
-import { notBefore } from '../db/timestamps.js'
+import { movedOn } from '../db/timestamps.js'
 import { insertRows } from '../db/multi-row-insert.js'
 import { inList } from '../db/values.js'
 import type { Executor, NewVariantRow, ProductRow, VariantRow } from '../db/schema.js'
@@ -241,7 +241,7 @@ function raiseMaxVariantPosition(
     .updateTable('products')
     .set((eb) => ({
       version: eb('version', '+', 1),
-      updated_at: notBefore(postgres, 'products.updated_at', updatedAt),
+      updated_at: movedOn(postgres, 'products.updated_at', updatedAt),
       max_variant_position:
         position === null
           ? eb('max_variant_position', '+', 1)
@@ -420,7 +420,7 @@ const updateVariant = precompiled(
         options_key: optionsKey,
         position,
         weight_grams: weightGrams,
-        updated_at: notBefore(isPostgres(db), 'variants.updated_at', updatedAt),
+        updated_at: movedOn(isPostgres(db), 'variants.updated_at', updatedAt),
         version: eb('version', '+', 1),
       }))
       .where('store_id', '=', storeId)
@@ -547,7 +547,7 @@ const patchVariant = precompiled((db: Executor, ...params: unknown[]) => {
           options: sql`case when ${optionsDiffer} then ${optionsText}::json else variants.options end`,
           options_key: sql`case when ${optionsSent}::boolean then ${optionsKeySent}::text else variants.options_key end`,
           version: eb('variants.version', '+', 1),
-          updated_at: notBefore(true, 'variants.updated_at', updatedAt),
+          updated_at: movedOn(true, 'variants.updated_at', updatedAt),
         }))
         .whereRef('variants.store_id', '=', 'product.store_id')
         .whereRef('variants.product_id', '=', 'product.id')
@@ -570,7 +570,7 @@ const patchVariant = precompiled((db: Executor, ...params: unknown[]) => {
         .from('updated')
         .set((eb) => ({
           version: eb('products.version', '+', 1),
-          updated_at: notBefore(true, 'products.updated_at', updatedAt),
+          updated_at: movedOn(true, 'products.updated_at', updatedAt),
         }))
         .where('products.store_id', '=', storeId)
         .whereRef('products.id', '=', 'updated.product_id'),

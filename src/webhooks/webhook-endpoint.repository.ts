@@ -1,6 +1,6 @@
 import { sql } from 'kysely'
 import { isPostgres } from '../db/database.js'
-import { notBefore } from '../db/timestamps.js'
+import { movedOn } from '../db/timestamps.js'
 import type { Executor, WebhookEndpointRow } from '../db/schema.js'
 
 /** The columns of an endpoint as stored, for an insert. */
@@ -112,7 +112,7 @@ export function listEndpointRows(db: Executor, storeId: string): Promise<Webhook
     .execute()
 }
 
-/** Writes the changes; updatedAt never moves back (see notBefore). */
+/** Writes the changes; updatedAt moves on, never back (see movedOn). */
 export async function updateEndpointRow(
   db: Executor,
   storeId: string,
@@ -130,7 +130,7 @@ export async function updateEndpointRow(
       ...(changes.enabled !== undefined && {
         enabled: postgres ? changes.enabled : changes.enabled ? 1 : 0,
       }),
-      updated_at: notBefore(postgres, 'webhook_endpoints.updated_at', updatedAt),
+      updated_at: movedOn(postgres, 'webhook_endpoints.updated_at', updatedAt),
     })
     .where('store_id', '=', storeId)
     .where('id', '=', id)

@@ -694,9 +694,18 @@ async function planProduct(
         continue
       }
     }
-    target ??= stored.find((v) => !matched.has(v.id) && optionsKey(v.options) === key)
     if (target) matched.add(target.id)
-    plans.push({ variant, target, patch: target ? variantChanges(target, variant) : {} })
+    plans.push({ variant, target, patch: {} })
+  }
+  // Then by options, among the stored variants no row's sku names: a variant a later row
+  // finds by its sku is that row's, not an earlier row's whose options it has.
+  for (const plan of plans) {
+    const key = optionsKey(plan.variant.input.options ?? {})
+    plan.target ??= stored.find((v) => !matched.has(v.id) && optionsKey(v.options) === key)
+    if (plan.target) {
+      matched.add(plan.target.id)
+      plan.patch = variantChanges(plan.target, plan.variant)
+    }
   }
   // The product's price is its first variant's, unless the export's Product Price column gives
   // it.

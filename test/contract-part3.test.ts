@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { it } from 'node:test'
 import { loadConfig } from '../src/config.js'
-import { csv } from './import-helpers.js'
+import { csv, importText } from './import-helpers.js'
 import { buildTestApi, describeEachDialect, expectError, type TestApi } from './helpers.js'
 
 // Contract, part 3 ("bringing a catalogue in and out"), checked as a client sees it.
@@ -88,5 +88,43 @@ describeEachDialect('part 3: a variant by its sku, else by its options', (dialec
       ['C', { Size: 'S' }, 1],
     ])
     assert.deepEqual(counts(await runImport(api, moved)), [0, 0, 0, 0, 0], 'a second run')
+  })
+})
+
+describeEachDialect('part 3: --dry-run prints the summary a real run would print', (dialect) => {
+  const head = 'Handle,Title,Variant SKU,Variant Price'
+
+  it('a sku an earlier product of the file gives up is free for a later one, dry as real', async (t) => {
+    const api = await buildTestApi(t, dialect)
+    assert.deepEqual(counts(await runImport(api, csv(head, 'p1,P1,X,1'))), [1, 0, 1, 0, 0])
+    const files = [
+      // p1's variant takes another sku, then p2 takes X: a real run writes p1 first.
+      csv(head, 'p1,P1,Y,1', 'p2,P2,X,2'),
+      // Cleared (an empty cell), as well.
+      csv('Handle,Title,Variant SKU,Variant Price,Variant Barcode', 'p1,P1,,1,B', 'p3,P3,Y,3,'),
+    ]
+    for (const file of files) {
+      const dry = await importText(api.database, 'store-a', file, { dryRun: true })
+      const { status, id, createdAt, finishedAt, failureReason, ...real } = await runImport(
+        api,
+        file,
+      )
+      ;(void status, id, createdAt, finishedAt, failureReason)
+      assert.deepEqual(real.errors, [])
+      assert.deepEqual(dry, real, 'the dry run said what the real run did')
+    }
+    // A sku given up later in the file is still held when an earlier product asks for it.
+    const later = csv(head, 'p4,P4,Y,4', 'p3,P3,Z,3')
+    const dry = await importText(api.database, 'store-a', later, { dryRun: true })
+    const { status, id, createdAt, finishedAt, failureReason, ...real } = await runImport(
+      api,
+      later,
+    )
+    ;(void status, id, createdAt, finishedAt, failureReason)
+    assert.deepEqual(
+      real.errors.map((e: Record<string, unknown>) => [e.row, e.error]),
+      [[2, 'duplicate_sku']],
+    )
+    assert.deepEqual(dry, real)
   })
 })

@@ -568,11 +568,13 @@ function failed(errors: ImportError[]): Outcome {
 
 /**
  * What the file's earlier products hold, for a dry run, which writes nothing that later
- * products' checks could meet: their skus. It grows with the file; a real run keeps none
- * (the database holds what was written). Their slugs are kept by importCatalog, for both.
+ * products' checks could meet: their skus, and the stored skus they give up (a real run
+ * frees those for later products). It grows with the file; a real run keeps none (the
+ * database holds what was written). Their slugs are kept by importCatalog, for both.
  */
 class DryRunState {
   readonly skus = new Set<string>()
+  readonly released = new Set<string>()
 }
 
 /** The compiled validators of the API's own schemas: one rule, one place. */
@@ -681,7 +683,10 @@ async function planProduct(
     // A sku another product holds: in a real run the database's unique index refuses it (no
     // check-then-insert); a dry run writes nothing, so it looks, and says what a real run says.
     if (!target && sku && dry) {
-      if (dry.skus.has(sku) || (await findVariantBySku(db, storeId, sku)) !== undefined) {
+      const held =
+        dry.skus.has(sku) ||
+        (!dry.released.has(sku) && (await findVariantBySku(db, storeId, sku)) !== undefined)
+      if (held) {
         errors.push(
           conflict(
             variant.row,
@@ -917,6 +922,7 @@ function countPlan(product: MappedProduct, plan: ProductPlan, dry: DryRunState):
   for (const { target, patch, variant } of plan.variants) {
     if (!target) outcome.variantsCreated++
     else if (Object.keys(patch).length > 0) outcome.variantsUpdated++
+    if (target?.sku && patch.sku !== undefined) dry.released.add(target.sku)
     if (variant.input.sku) dry.skus.add(variant.input.sku)
   }
   return outcome

@@ -211,7 +211,7 @@ export async function importCatalog(
         product.errors.push({
           row: product.rows[0]!,
           handle: product.handle,
-          field: product.columns.handle ?? 'Handle',
+          field: product.columns.handle!,
           error: 'duplicate_slug',
           message: `the product of row ${earlier} has this handle's slug`,
         })
@@ -728,7 +728,7 @@ async function planProduct(
       conflict(
         clash.variant.row,
         handle,
-        REFUSAL_FIELDS.duplicate_options,
+        product.variantColumns.options!,
         'duplicate_options',
         DUPLICATE_OPTIONS_MESSAGE,
       ),
@@ -939,7 +939,7 @@ async function writePlan(
   product: MappedProduct,
   plan: ProductPlan,
 ): Promise<Outcome> {
-  const { handle, slug } = product
+  const { slug } = product
   const firstRow = product.rows[0]!
   const { current, createInput, patch } = plan
   const plans = plan.variants
@@ -963,7 +963,7 @@ async function writePlan(
       }
     }
   } catch (error) {
-    return failed([refusal(error, firstRow, handle, product.columns.handle ?? 'Handle')])
+    return failed([refusal(error, firstRow, product, product.columns.handle!)])
   }
   for (const plan of plans) {
     try {
@@ -981,7 +981,7 @@ async function writePlan(
         if (after.version !== plan.target.version) outcome.variantsUpdated++
       }
     } catch (error) {
-      return failed([refusal(error, plan.variant.row, handle, null)])
+      return failed([refusal(error, plan.variant.row, product, null)])
     }
   }
   return outcome
@@ -1008,22 +1008,31 @@ function conflict(
   return { row, handle, field, error, message }
 }
 
-/** The column a conflict the database refuses is reported on. */
-const REFUSAL_FIELDS = {
-  duplicate_sku: 'Variant SKU',
-  duplicate_options: 'Option1 Value',
-  duplicate_slug: 'Handle',
+/** The column a conflict the database refuses is reported on, as the file names it. */
+function refusalFields(product: MappedProduct): Partial<Record<string, string>> {
+  return {
+    duplicate_sku: product.variantColumns.sku!,
+    duplicate_options: product.variantColumns.options!,
+    duplicate_slug: product.columns.handle!,
+  }
 }
 
 /** A refusal of a unit of work as the row's error; anything but an AppError is thrown on. */
-function refusal(error: unknown, row: number, handle: string, field: string | null): ImportError {
+function refusal(
+  error: unknown,
+  row: number,
+  product: MappedProduct,
+  field: string | null,
+): ImportError {
   if (!(error instanceof AppError)) throw error
+  const { handle } = product
   const code = error.code
   // The product was archived by someone else between the read and the write.
   if (code === 'invalid_transition') {
-    return { row, handle, field: 'Status', error: 'validation_failed', message: error.message }
+    const status = product.columns.status ?? 'Status'
+    return { row, handle, field: status, error: 'validation_failed', message: error.message }
   }
-  const fieldOf: Partial<Record<string, string>> = REFUSAL_FIELDS
+  const fieldOf = refusalFields(product)
   if (
     code === 'duplicate_sku' ||
     code === 'duplicate_options' ||

@@ -92,7 +92,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       env,
       'IMPORT_MAX_BYTES',
       64 * 1024 * 1024,
-      1024,
+      1,
       4 * 1024 * 1024 * 1024,
     ),
   })

@@ -211,7 +211,7 @@ export async function importCatalog(
         product.errors.push({
           row: product.rows[0]!,
           handle: product.handle,
-          field: product.columns.handle ?? 'Handle',
+          field: product.columns.handle!,
           error: 'duplicate_slug',
           message: `the product of row ${earlier} has this handle's slug`,
         })
@@ -568,11 +568,13 @@ function failed(errors: ImportError[]): Outcome {
 
 /**
  * What the file's earlier products hold, for a dry run, which writes nothing that later
- * products' checks could meet: their skus. It grows with the file; a real run keeps none
- * (the database holds what was written). Their slugs are kept by importCatalog, for both.
+ * products' checks could meet: their skus, and the stored skus they give up (a real run
+ * frees those for later products). It grows with the file; a real run keeps none (the
+ * database holds what was written). Their slugs are kept by importCatalog, for both.
  */
 class DryRunState {
   readonly skus = new Set<string>()
+  readonly released = new Set<string>()
 }
 
 /** The compiled validators of the API's own schemas: one rule, one place. */
@@ -681,7 +683,10 @@ async function planProduct(
     // A sku another product holds: in a real run the database's unique index refuses it (no
     // check-then-insert); a dry run writes nothing, so it looks, and says what a real run says.
     if (!target && sku && dry) {
-      if (dry.skus.has(sku) || (await findVariantBySku(db, storeId, sku)) !== undefined) {
+      const held =
+        dry.skus.has(sku) ||
+        (!dry.released.has(sku) && (await findVariantBySku(db, storeId, sku)) !== undefined)
+      if (held) {
         errors.push(
           conflict(
             variant.row,
@@ -694,9 +699,18 @@ async function planProduct(
         continue
       }
     }
-    target ??= stored.find((v) => !matched.has(v.id) && optionsKey(v.options) === key)
     if (target) matched.add(target.id)
-    plans.push({ variant, target, patch: target ? variantChanges(target, variant) : {} })
+    plans.push({ variant, target, patch: {} })
+  }
+  // Then by options, among the stored variants no row's sku names: a variant a later row
+  // finds by its sku is that row's, not an earlier row's whose options it has.
+  for (const plan of plans) {
+    const key = optionsKey(plan.variant.input.options ?? {})
+    plan.target ??= stored.find((v) => !matched.has(v.id) && optionsKey(v.options) === key)
+    if (plan.target) {
+      matched.add(plan.target.id)
+      plan.patch = variantChanges(plan.target, plan.variant)
+    }
   }
   // The product's price is its first variant's, unless the export's Product Price column gives
   // it.
@@ -714,7 +728,7 @@ async function planProduct(
       conflict(
         clash.variant.row,
         handle,
-        REFUSAL_FIELDS.duplicate_options,
+        product.variantColumns.options!,
         'duplicate_options',
         DUPLICATE_OPTIONS_MESSAGE,
       ),
@@ -908,6 +922,7 @@ function countPlan(product: MappedProduct, plan: ProductPlan, dry: DryRunState):
   for (const { target, patch, variant } of plan.variants) {
     if (!target) outcome.variantsCreated++
     else if (Object.keys(patch).length > 0) outcome.variantsUpdated++
+    if (target?.sku && patch.sku !== undefined) dry.released.add(target.sku)
     if (variant.input.sku) dry.skus.add(variant.input.sku)
   }
   return outcome
@@ -924,7 +939,7 @@ async function writePlan(
   product: MappedProduct,
   plan: ProductPlan,
 ): Promise<Outcome> {
-  const { handle, slug } = product
+  const { slug } = product
   const firstRow = product.rows[0]!
   const { current, createInput, patch } = plan
   const plans = plan.variants
@@ -948,7 +963,7 @@ async function writePlan(
       }
     }
   } catch (error) {
-    return failed([refusal(error, firstRow, handle, product.columns.handle ?? 'Handle')])
+    return failed([refusal(error, firstRow, product, product.columns.handle!)])
   }
   for (const plan of plans) {
     try {
@@ -966,7 +981,7 @@ async function writePlan(
         if (after.version !== plan.target.version) outcome.variantsUpdated++
       }
     } catch (error) {
-      return failed([refusal(error, plan.variant.row, handle, null)])
+      return failed([refusal(error, plan.variant.row, product, null)])
     }
   }
   return outcome
@@ -993,22 +1008,31 @@ function conflict(
   return { row, handle, field, error, message }
 }
 
-/** The column a conflict the database refuses is reported on. */
-const REFUSAL_FIELDS = {
-  duplicate_sku: 'Variant SKU',
-  duplicate_options: 'Option1 Value',
-  duplicate_slug: 'Handle',
+/** The column a conflict the database refuses is reported on, as the file names it. */
+function refusalFields(product: MappedProduct): Partial<Record<string, string>> {
+  return {
+    duplicate_sku: product.variantColumns.sku!,
+    duplicate_options: product.variantColumns.options!,
+    duplicate_slug: product.columns.handle!,
+  }
 }
 
 /** A refusal of a unit of work as the row's error; anything but an AppError is thrown on. */
-function refusal(error: unknown, row: number, handle: string, field: string | null): ImportError {
+function refusal(
+  error: unknown,
+  row: number,
+  product: MappedProduct,
+  field: string | null,
+): ImportError {
   if (!(error instanceof AppError)) throw error
+  const { handle } = product
   const code = error.code
   // The product was archived by someone else between the read and the write.
   if (code === 'invalid_transition') {
-    return { row, handle, field: 'Status', error: 'validation_failed', message: error.message }
+    const status = product.columns.status ?? 'Status'
+    return { row, handle, field: status, error: 'validation_failed', message: error.message }
   }
-  const fieldOf: Partial<Record<string, string>> = REFUSAL_FIELDS
+  const fieldOf = refusalFields(product)
   if (
     code === 'duplicate_sku' ||
     code === 'duplicate_options' ||

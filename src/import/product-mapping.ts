@@ -115,6 +115,7 @@ export function mapProduct(header: Header, handle: string, records: CsvRecord[])
     const empty = field === 'description' ? value === '' : value.trim() === ''
     ;(fields as Record<string, unknown>)[field] = empty ? null : value
   }
+  columns.handle = columnName(header, 'handle')
   // A name missing (no Title column, or an empty cell) is reported on the Title column too.
   columns.name = columnName(header, 'title')
   const title = cell(first, 'title')

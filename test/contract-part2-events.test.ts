@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict'
 import { it } from 'node:test'
+import pg from 'pg'
 import type { Resolver } from '../src/webhooks/address-guard.js'
-import { buildTestApi, describeEachDialect, expectError } from './helpers.js'
+import { buildTestApi, describeEachDialect, expectError, POSTGRES_URL } from './helpers.js'
 
 // Contract, part 2, Events and Webhooks, as a client reads them.
 
@@ -56,3 +57,33 @@ describeEachDialect(
     })
   },
 )
+
+describeEachDialect('the event feed right after a write', (dialect) => {
+  // "Every committed change appends one event" and the feed lists "the store's events in
+  // commit order": a client that got its write's 200 finds the write's event in the feed,
+  // also while an older transaction elsewhere on the PostgreSQL server is still running.
+  it("a write's event is in the feed read just after its 200, an older transaction running meanwhile", async (t) => {
+    const api = await buildTestApi(t, dialect)
+    const start = (await api.get('/events')).json().nextCursor
+    let other: pg.Client | undefined
+    if (dialect === 'postgres') {
+      other = new pg.Client({ connectionString: POSTGRES_URL })
+      await other.connect()
+      t.after(() => other!.end())
+      await other.query('begin')
+      await other.query('select pg_current_xact_id()')
+    }
+    const product = await api.createProduct({ name: 'Read after write' })
+    const ended =
+      other && new Promise((resolve) => setTimeout(resolve, 150)).then(() => other!.query('commit'))
+    const res = await api.get(`/events?after=${start}`)
+    await ended
+    assert.equal(res.statusCode, 200, res.body)
+    const page = res.json()
+    assert.deepEqual(
+      page.data.map((event: Record<string, any>) => [event.type, event.data.object.id]),
+      [['product.created', product.id]],
+    )
+    assert.equal(page.hasMore, false)
+  })
+})

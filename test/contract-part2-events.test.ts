@@ -87,3 +87,78 @@ describeEachDialect('the event feed right after a write', (dialect) => {
     assert.equal(page.hasMore, false)
   })
 })
+
+describeEachDialect('webhook endpoint validation: every problem, body before key', (dialect) => {
+  // Part 1: "details appears for validation errors: one entry per problem"; part 2: "Checks
+  // run in this order: authentication, rate limit, scope, body, idempotency key, ...".
+  it('details name the URL refused and the other fields wrong, on create and PATCH', async (t) => {
+    const api = await buildTestApi(t, dialect)
+    const fields = async (res: Awaited<ReturnType<typeof api.post>>) =>
+      expectError(res, 400, 'validation_failed')
+        .details!.map((d) => d.field)
+        .sort()
+    assert.deepEqual(
+      await fields(
+        await api.post('/webhook-endpoints', { url: 'http://example.com/h', events: [] }),
+      ),
+      ['events', 'url'],
+    )
+    assert.deepEqual(
+      await fields(
+        await api.post('/webhook-endpoints', { url: 'https://10.0.0.1/h', events: ['nope'] }),
+      ),
+      ['events.0', 'url'],
+    )
+    assert.deepEqual(
+      await fields(
+        await api.post('/webhook-endpoints', {
+          url: 'https://[::1]/h',
+          events: ['*', 'product.created'],
+          description: 5,
+        }),
+      ),
+      ['description', 'events', 'url'],
+    )
+    const created = await api.post('/webhook-endpoints', {
+      url: 'https://93.184.215.14/h',
+      events: ['*'],
+    })
+    assert.equal(created.statusCode, 200, created.body)
+    const id = created.json().data.id
+    assert.deepEqual(
+      await fields(
+        await api.patch(`/webhook-endpoints/${id}`, { url: 'https://127.0.0.1/h', enabled: 'no' }),
+      ),
+      ['enabled', 'url'],
+    )
+  })
+
+  it('a refused URL is named before a malformed Idempotency-Key', async (t) => {
+    const api = await buildTestApi(t, dialect)
+    const headers = { 'idempotency-key': 'k'.repeat(256) }
+    const refused = expectError(
+      await api.request('POST', '/webhook-endpoints', {
+        body: { url: 'https://192.168.0.1/h', events: ['*'] },
+        headers,
+      }),
+      400,
+      'validation_failed',
+    )
+    assert.deepEqual(
+      refused.details?.map((d) => d.field),
+      ['url'],
+    )
+    const key = expectError(
+      await api.request('POST', '/webhook-endpoints', {
+        body: { url: 'https://93.184.215.14/h', events: ['*'] },
+        headers,
+      }),
+      400,
+      'validation_failed',
+    )
+    assert.deepEqual(
+      key.details?.map((d) => d.field),
+      ['Idempotency-Key'],
+    )
+  })
+})

@@ -112,7 +112,7 @@ function retryScheduleSetting(env: NodeJS.ProcessEnv): readonly number[] {
   const schedule = parseRetrySchedule(raw)
   if (schedule === undefined) {
     throw new ConfigError(
-      `WEBHOOK_RETRY_SCHEDULE must be whole seconds separated by commas (e.g. 5,300,1800), not "${raw}"`,
+      `WEBHOOK_RETRY_SCHEDULE must be seconds separated by commas (e.g. 5,300,1800 or 0.5,2), not "${raw}"`,
     )
   }
   return schedule

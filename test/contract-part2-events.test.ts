@@ -2,7 +2,9 @@ import assert from 'node:assert/strict'
 import { it } from 'node:test'
 import pg from 'pg'
 import type { Resolver } from '../src/webhooks/address-guard.js'
-import { buildTestApi, describeEachDialect, expectError, POSTGRES_URL } from './helpers.js'
+import { API, buildTestApi, describeEachDialect, expectError, POSTGRES_URL } from './helpers.js'
+import { create, createKey, databaseUrlFor, request, startServe } from './process-helpers.js'
+import { startReceiver } from './webhook-receiver.js'
 
 // Contract, part 2, Events and Webhooks, as a client reads them.
 
@@ -162,3 +164,56 @@ describeEachDialect('webhook endpoint validation: every problem, body before key
     )
   })
 })
+
+describeEachDialect(
+  'catalog serve with WEBHOOK_RETRY_SCHEDULE in fractions of a second',
+  (dialect) => {
+    // "WEBHOOK_RETRY_SCHEDULE (seconds, comma-separated) replaces that schedule", "then the
+    // delivery is failed".
+    it('starts, retries after each delay with the same webhook-id, then marks the delivery failed', async (t) => {
+      const receiver = await startReceiver(t, () => 503)
+      const databaseUrl = await databaseUrlFor(t, dialect)
+      const { key } = await createKey(databaseUrl, 'shop')
+      const server = await startServe(t, {
+        DATABASE_URL: databaseUrl,
+        WEBHOOK_ALLOW_PRIVATE: '1',
+        WEBHOOK_RETRY_SCHEDULE: '0.3, 0.3',
+        WEBHOOK_TIMEOUT_MS: '2000',
+      })
+      const endpoint = await create(server, key, '/webhook-endpoints', {
+        url: `${receiver.url}/down`,
+        events: ['product.created'],
+      })
+      receiver.trust('/down', endpoint.secret)
+      await create(server, key, '/products', { name: 'Shirt' })
+      await receiver.waitFor(3, 8000)
+      const [first, second, third] = receiver.received
+      assert.equal(second!.id, first!.id)
+      assert.equal(third!.id, first!.id)
+      assert.ok(second!.at - first!.at >= 300, `${second!.at - first!.at} ms`)
+      assert.ok(third!.at - second!.at >= 300, `${third!.at - second!.at} ms`)
+      let delivery: Record<string, any> | undefined
+      for (let i = 0; i < 50 && delivery?.status !== 'failed'; i++) {
+        if (i > 0) await new Promise((resolve) => setTimeout(resolve, 100))
+        const listed = await request(
+          server,
+          'GET',
+          `${API}/webhook-endpoints/${endpoint.id}/deliveries`,
+          {
+            key,
+          },
+        )
+        assert.equal(listed.status, 200, JSON.stringify(listed.body))
+        delivery = listed.body.data[0]
+      }
+      assert.equal(delivery!.status, 'failed')
+      assert.equal(delivery!.attempts, 3)
+      assert.equal(delivery!.lastStatusCode, 503)
+      assert.equal(delivery!.nextAttemptAt, null)
+      assert.equal(delivery!.eventId, first!.id)
+      assert.equal(receiver.received.length, 3)
+      assert.deepEqual(receiver.rejected, [])
+      assert.equal((await server.stop('SIGTERM')).code, 0)
+    })
+  },
+)

@@ -217,3 +217,32 @@ describeEachDialect(
     })
   },
 )
+
+describeEachDialect('catalog serve with a short EVENT_RETENTION_DAYS', (dialect) => {
+  // "Events are kept EVENT_RETENTION_DAYS (default 30); a cursor older than that is 410
+  // cursor_expired."
+  it('takes a fraction of a day, prunes on its own, and answers 410 for a cursor before the kept events', async (t) => {
+    const databaseUrl = await databaseUrlFor(t, dialect)
+    const { key } = await createKey(databaseUrl, 'shop')
+    // 0.00002 days: 1.728 s.
+    const server = await startServe(t, {
+      DATABASE_URL: databaseUrl,
+      EVENT_RETENTION_DAYS: '0.00002',
+    })
+    const feed = (query = '') => request(server, 'GET', `${API}/events${query}`, { key })
+    const start = (await feed()).body.nextCursor
+    await create(server, key, '/products', { name: 'Old' })
+    let expired = await feed(`?after=${start}`)
+    for (let i = 0; i < 80 && expired.status === 200; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 100))
+      expired = await feed(`?after=${start}`)
+    }
+    assert.equal(expired.status, 410, JSON.stringify(expired.body))
+    assert.equal(expired.body.error, 'cursor_expired')
+    const kept = await feed()
+    assert.equal(kept.status, 200)
+    assert.deepEqual(kept.body.data, [])
+    assert.equal((await feed(`?after=${kept.body.nextCursor}`)).status, 200)
+    assert.equal((await server.stop('SIGTERM')).code, 0)
+  })
+})

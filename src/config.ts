@@ -30,7 +30,10 @@ export interface Config {
   readonly idempotencyKeyTtlSeconds: number
   /** Bearer token that GET /metrics requires; none: /metrics is open. */
   readonly metricsToken: string | undefined
-  /** How many days events are kept in the feed; older ones are pruned in the background. */
+  /**
+   * How many days (decimals allowed) events are kept in the feed; older ones are pruned in the
+   * background.
+   */
   readonly eventRetentionDays: number
   /** WEBHOOK_ALLOW_PRIVATE=1: endpoints may use plain http:// and loopback or private addresses. */
   readonly webhookAllowPrivate: boolean
@@ -84,7 +87,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       30 * 24 * 60 * 60,
     ),
     metricsToken: env.METRICS_TOKEN || undefined,
-    eventRetentionDays: integerSetting(env, 'EVENT_RETENTION_DAYS', 30, 1, 36_500),
+    eventRetentionDays: daysSetting(env, 'EVENT_RETENTION_DAYS', 30, 36_500),
     webhookAllowPrivate: booleanSetting(env, 'WEBHOOK_ALLOW_PRIVATE'),
     webhookTimeoutMs: integerSetting(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100, 600_000),
     webhookRetrySchedule: retryScheduleSetting(env),
@@ -112,10 +115,23 @@ function retryScheduleSetting(env: NodeJS.ProcessEnv): readonly number[] {
   const schedule = parseRetrySchedule(raw)
   if (schedule === undefined) {
     throw new ConfigError(
-      `WEBHOOK_RETRY_SCHEDULE must be whole seconds separated by commas (e.g. 5,300,1800), not "${raw}"`,
+      `WEBHOOK_RETRY_SCHEDULE must be seconds separated by commas (e.g. 5,300,1800 or 0.5,2), not "${raw}"`,
     )
   }
   return schedule
+}
+
+/** A number of days, decimals allowed (`0.5` is 12 hours), from 0 to `max`. */
+function daysSetting(env: NodeJS.ProcessEnv, name: string, fallback: number, max: number): number {
+  const raw = env[name]
+  if (raw === undefined || raw === '') return fallback
+  const value = Number(raw)
+  if (!/^\d+(\.\d+)?$/.test(raw) || value > max) {
+    throw new ConfigError(
+      `${name} must be a number of days from 0 to ${max} (e.g. 30 or 0.5), not "${raw}"`,
+    )
+  }
+  return value
 }
 
 function integerSetting(

@@ -26,7 +26,10 @@ export interface RunningServer {
 const IDEMPOTENCY_PRUNING_INTERVAL_MS = 60_000
 const IDEMPOTENCY_PRUNING_BATCH = 1000
 
-/** Events past their retention are deleted this often, at most this many per write. */
+/**
+ * Events past their retention are deleted this often (or once per retention, at least a
+ * second apart, when EVENT_RETENTION_DAYS is shorter than that), at most this many per write.
+ */
 const EVENT_PRUNING_INTERVAL_MS = 60_000
 const EVENT_PRUNING_BATCH = 1000
 
@@ -96,7 +99,10 @@ export async function startServer(config: Config): Promise<RunningServer> {
     })
     const eventPruning = startEventPruning(database, {
       retentionDays: config.eventRetentionDays,
-      intervalMs: EVENT_PRUNING_INTERVAL_MS,
+      intervalMs: Math.min(
+        EVENT_PRUNING_INTERVAL_MS,
+        Math.max(1000, config.eventRetentionDays * 24 * 60 * 60 * 1000),
+      ),
       batchSize: EVENT_PRUNING_BATCH,
       onError: (error) => running.log.warn({ err: error }, 'pruning events failed'),
     })

@@ -112,10 +112,24 @@ describe('the retry schedule', () => {
       [1, 2, 3, 4].map((made) => delayMs(nextAttemptAt(schedule, made, now, () => 0))),
       [1000, 2000, 0, 'failed'],
     )
-    for (const text of ['', ',', '5,,10', '1.5', '-1', '5m', '0x10', '1e3', '2592001', '5;10']) {
+    for (const text of [
+      '',
+      ',',
+      '5,,10',
+      '1.',
+      '.5',
+      '1.2345',
+      '-1',
+      '5m',
+      '0x10',
+      '1e3',
+      '2592001',
+      '5;10',
+    ]) {
       assert.equal(parseRetrySchedule(text), undefined, JSON.stringify(text))
     }
     assert.deepEqual(parseRetrySchedule('2592000'), [2_592_000])
+    assert.deepEqual(parseRetrySchedule('0.5, 1.25,2'), [0.5, 1.25, 2])
     assert.throws(() => nextAttemptAt(schedule, 0, now, Math.random), RangeError)
   })
 })

@@ -78,7 +78,6 @@ describe('webhook URL rules', () => {
       ['https://mapped.example.com/', /private/],
       ['https://metadata.example.com/', /linkLocal/],
       ['https://cgnat.example.com/', /carrierGradeNat/],
-      ['https://nowhere.example.com/', /does not resolve/],
     ]
     for (const [url, reason] of refused) {
       const problem = await webhookUrlProblem(url, { allowPrivate: false, resolve })
@@ -90,7 +89,6 @@ describe('webhook URL rules', () => {
       'mapped.example.com',
       'metadata.example.com',
       'mixed.example.com',
-      'nowhere.example.com',
       'v6-loopback.example.com',
     ])
   })
@@ -111,6 +109,8 @@ describe('webhook URL rules', () => {
       'https://11.0.0.1/',
       'https://169.255.0.1/',
       'https://192.169.0.1/',
+      // Not resolvable now: deliveries check the address they connect to.
+      'https://nowhere.example.com/',
     ]) {
       assert.equal(await webhookUrlProblem(url, { allowPrivate: false, resolve }), undefined, url)
     }
@@ -214,7 +214,8 @@ describe('webhook settings', () => {
       { WEBHOOK_TIMEOUT_MS: '0' },
       { WEBHOOK_TIMEOUT_MS: '10s' },
       { WEBHOOK_RETRY_SCHEDULE: '5,,10' },
-      { WEBHOOK_RETRY_SCHEDULE: '5,1.5' },
+      { WEBHOOK_RETRY_SCHEDULE: '5,1.' },
+      { WEBHOOK_RETRY_SCHEDULE: '5,.5' },
       { WEBHOOK_RETRY_SCHEDULE: '5,-1' },
       { WEBHOOK_RETRY_SCHEDULE: '5m' },
       { WEBHOOK_RETRY_SCHEDULE: ',' },

@@ -134,6 +134,28 @@ export async function findEventRows(db: Executor, query: EventPageQuery): Promis
   return rows
 }
 
+/**
+ * PostgreSQL: whether the store has a committed event after `after` (of `type`, if given) that
+ * findEventRows holds back, because a transaction older than its own, anywhere on the server,
+ * is still running. SQLite holds nothing back.
+ */
+export async function hasHeldBackEvent(
+  db: Executor,
+  query: Omit<EventPageQuery, 'limit'>,
+): Promise<boolean> {
+  if (!isPostgres(db)) return false
+  const { storeId, after, type } = query
+  const { rows } = await sql`
+    select 1 from events
+    where store_id = ${storeId}
+      and (xid, seq) > (${after.xid}::xid8, ${after.seq}::bigint)
+      and xid >= pg_snapshot_xmin(pg_current_snapshot())
+      ${type === undefined ? sql`` : sql`and type = ${type}`}
+    limit 1
+  `.execute(db)
+  return rows.length > 0
+}
+
 /** Whether the store has an event at exactly this position (one probe of its primary key). */
 export async function hasEventAt(
   db: Executor,

@@ -16,8 +16,11 @@ import {
   findEventRows,
   findPrunedThrough,
   hasEventAt,
+  hasHeldBackEvent,
   insertEvent,
   START,
+  type EventPageQuery,
+  type EventPosition,
   type EventRow,
   type EventStamp,
 } from './event.repository.js'
@@ -128,6 +131,28 @@ function cursorExpired(): AppError {
   )
 }
 
+/** How long a read that reaches the end of the feed waits for the events held back there. */
+const HELD_BACK_WAIT_MS = 1000
+const HELD_BACK_POLL_MS = 10
+
+/**
+ * The rows of a page. On PostgreSQL an event committed a moment ago is held back while any
+ * older transaction on the server is still running (findEventRows), so a client that reads
+ * the feed right after its write's 200 could miss its own event; a page that reaches the end
+ * of what is shown waits for such events, up to HELD_BACK_WAIT_MS, re-reading every few
+ * milliseconds. A long transaction elsewhere still delays them, never for longer than that.
+ */
+async function readEventRows(database: Database, query: EventPageQuery): Promise<EventRow[]> {
+  const deadline = Date.now() + HELD_BACK_WAIT_MS
+  for (;;) {
+    const rows = await findEventRows(database.kysely, query)
+    if (rows.length === query.limit || Date.now() >= deadline) return rows
+    const last: EventPosition = rows.at(-1) ?? query.after
+    if (!(await hasHeldBackEvent(database.kysely, { ...query, after: last }))) return rows
+    await new Promise((resolve) => setTimeout(resolve, HELD_BACK_POLL_MS))
+  }
+}
+
 /**
  * A page of the store's event feed, oldest first, after the cursor sent (or from the oldest
  * kept event). The pruning mark is read after the events: had retention deleted any event
@@ -139,7 +164,7 @@ export async function listEvents(
   query: EventFeedQuery,
 ): Promise<EventPage> {
   const sent = query.after === undefined ? undefined : decodeEventCursor(query.after)
-  const rows = await findEventRows(database.kysely, {
+  const rows = await readEventRows(database, {
     storeId,
     after: sent ?? START,
     type: query.type,

@@ -16,16 +16,16 @@ const MAX_DELAY_SECONDS = 30 * 24 * 60 * 60
 const MAX_RETRIES = 100
 
 /**
- * A schedule written as whole seconds separated by commas (`5,300,1800`; spaces around the
- * numbers allowed), or undefined when it is not one: an empty item, a number that is not a
- * whole number of seconds, above 30 days, or more than 100 items.
+ * A schedule written as seconds separated by commas (`5,300,1800`, or `0.5,2` with at most 3
+ * decimals; spaces around the numbers allowed), or undefined when it is not one: an empty
+ * item, a number that is not plain decimal seconds, above 30 days, or more than 100 items.
  */
 export function parseRetrySchedule(text: string): number[] | undefined {
   const items = text.split(',').map((item) => item.trim())
   if (items.length > MAX_RETRIES) return undefined
   const schedule: number[] = []
   for (const item of items) {
-    if (!/^\d{1,8}$/.test(item)) return undefined
+    if (!/^\d{1,8}(\.\d{1,3})?$/.test(item)) return undefined
     const seconds = Number(item)
     if (seconds > MAX_DELAY_SECONDS) return undefined
     schedule.push(seconds)

@@ -1,5 +1,5 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { principalOf } from '../auth/auth.hook.js'
 import {
   bodyErrors,
@@ -9,6 +9,8 @@ import {
 } from '../catalog/catalog.routes.js'
 import { DeletedResponse } from '../catalog/catalog.schemas.js'
 import type { Database } from '../db/database.js'
+import { validationFailed } from '../errors.js'
+import { toAppError } from '../http/error-handler.js'
 import { ErrorBody, withErrors } from '../http/schemas.js'
 import { MERGE_PATCH_TYPE, prepareJsonBody } from '../http/validation.js'
 import { IdempotencyHeaders } from '../idempotency/idempotency.http.js'
@@ -22,9 +24,9 @@ import {
   WebhookEndpointResponse,
 } from './webhook-endpoint.schemas.js'
 import {
-  checkEndpointInput,
   createEndpointWork,
   deleteEndpointWork,
+  endpointInputProblems,
   getEndpoint,
   listEndpoints,
   MAX_ENDPOINTS_PER_STORE,
@@ -69,6 +71,7 @@ export function registerWebhookEndpointRoutes(
     {
       config: { scope: 'write' },
       preValidation: prepareBody,
+      attachValidation: true,
       schema: {
         operationId: 'createWebhookEndpoint',
         tags: ['webhooks'],
@@ -85,7 +88,7 @@ export function registerWebhookEndpointRoutes(
       },
     },
     async (request, reply) => {
-      await checkEndpointInput(request.body, options.urls)
+      await checkEndpointRequest(request, options.urls)
       await runWrite(request, reply, (storeId) => createEndpointWork(storeId, request.body))
       webhookEndpointsChanged(database)
     },
@@ -129,6 +132,7 @@ export function registerWebhookEndpointRoutes(
     {
       config: { scope: 'write' },
       preValidation: preparePatch,
+      attachValidation: true,
       schema: {
         operationId: 'updateWebhookEndpoint',
         tags: ['webhooks'],
@@ -145,7 +149,7 @@ export function registerWebhookEndpointRoutes(
       },
     },
     async (request, reply) => {
-      await checkEndpointInput(request.body, options.urls)
+      await checkEndpointRequest(request, options.urls)
       await runWrite(request, reply, (storeId) =>
         updateEndpointWork(storeId, request.params.id, request.body),
       )
@@ -222,4 +226,33 @@ export function registerWebhookEndpointRoutes(
       deliveriesDue(database)
     },
   )
+}
+
+/**
+ * The validation of a create or a PATCH, in one answer: the schema's problems (attached to the
+ * request by `attachValidation`) and endpointInputProblems' of the fields the schema passed, so
+ * that `details` names every problem of the body. The body is checked before the headers
+ * (Idempotency-Key), as everywhere.
+ */
+async function checkEndpointRequest(request: FastifyRequest, urls: WebhookUrlOptions) {
+  const schemaError = request.validationError
+  const bodyProblems =
+    schemaError?.validationContext === 'body' ? (toAppError(schemaError).details ?? []) : []
+  const badFields = new Set(bodyProblems.map((problem) => problem.field.split('.')[0]))
+  const body = request.body as { url?: unknown; events?: unknown }
+  const problems = badFields.has('body')
+    ? bodyProblems
+    : [
+        ...bodyProblems,
+        ...(await endpointInputProblems(
+          {
+            url: !badFields.has('url') && typeof body.url === 'string' ? body.url : undefined,
+            events:
+              !badFields.has('events') && Array.isArray(body.events) ? body.events : undefined,
+          },
+          urls,
+        )),
+      ]
+  if (problems.length > 0) throw validationFailed(problems)
+  if (schemaError) throw schemaError
 }

@@ -1,7 +1,7 @@
 import type { Deleted, Work } from '../catalog/product.service.js'
 import type { Executor, WebhookEndpointRow } from '../db/schema.js'
 import { isUuid, newId, nowIso, toIso } from '../db/values.js'
-import { AppError, validationFailed } from '../errors.js'
+import { AppError, type FieldProblem } from '../errors.js'
 import {
   ALL_EVENTS,
   type CreatedWebhookEndpoint,
@@ -32,23 +32,26 @@ export function endpointNotFound(): AppError {
 }
 
 /**
- * The checks of a create or a PATCH that the schema cannot make, run before the unit of work
- * (resolving a host name must not hold a transaction open): the URL's rules (webhook-url.ts),
- * and `*` only alone in `events`.
+ * The problems of a create or a PATCH that the schema cannot find, found before the unit of
+ * work (resolving a host name must not hold a transaction open): the URL's rules
+ * (webhook-url.ts), and `*` only alone in `events`. A field left undefined is not checked.
  */
-export async function checkEndpointInput(
-  input: { url?: string | undefined; events?: string[] | undefined },
+export async function endpointInputProblems(
+  input: { url?: string | undefined; events?: readonly unknown[] | undefined },
   options: WebhookUrlOptions,
-): Promise<void> {
-  if (input.events !== undefined && input.events.includes(ALL_EVENTS) && input.events.length > 1) {
-    throw validationFailed([
-      { field: 'events', message: `must be ["${ALL_EVENTS}"] alone or a list of event types` },
-    ])
-  }
+): Promise<FieldProblem[]> {
+  const problems: FieldProblem[] = []
   if (input.url !== undefined) {
     const problem = await webhookUrlProblem(input.url, options)
-    if (problem !== undefined) throw validationFailed([{ field: 'url', message: problem }])
+    if (problem !== undefined) problems.push({ field: 'url', message: problem })
   }
+  if (input.events !== undefined && input.events.includes(ALL_EVENTS) && input.events.length > 1) {
+    problems.push({
+      field: 'events',
+      message: `must be ["${ALL_EVENTS}"] alone or a list of event types`,
+    })
+  }
+  return problems
 }
 
 export function createEndpointWork(

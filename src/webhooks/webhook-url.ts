@@ -1,6 +1,11 @@
 import { isIP } from 'node:net'
-import { AppError } from '../errors.js'
-import { bareHost, forbiddenAddressReason, systemResolver, type Resolver } from './address-guard.js'
+import {
+  bareHost,
+  forbiddenAddressReason,
+  systemResolver,
+  type ResolvedAddress,
+  type Resolver,
+} from './address-guard.js'
 
 /** The longest endpoint URL accepted, in characters. */
 export const MAX_WEBHOOK_URL_LENGTH = 2048
@@ -11,8 +16,8 @@ export interface WebhookUrlOptions {
   resolve?: Resolver
 }
 
-/** Answers of getaddrinfo meaning the name has no address, rather than "could not ask". */
-const NO_SUCH_NAME = new Set(['ENOTFOUND', 'ENODATA', 'EAI_NONAME', 'EAI_NODATA'])
+/** How long a create or PATCH waits for the host's addresses before taking the URL as it is. */
+const RESOLVE_TIMEOUT_MS = 2000
 
 /**
  * Why `url` cannot be a webhook endpoint's URL, or undefined when it can: it must be an
@@ -22,10 +27,8 @@ const NO_SUCH_NAME = new Set(['ENOTFOUND', 'ENODATA', 'EAI_NONAME', 'EAI_NODATA'
  * among several is refused. The URL is parsed as WHATWG URL does (as Node's http does too),
  * which reads every IPv4 spelling (`2130706433`, `0177.0.0.1`, `127.1`) as the dotted address
  * it means. Deliveries check the address again when they connect (createGuardedLookup): this
- * check only tells the client early.
- *
- * A resolver that fails for another reason than "no such name" is 503 `unavailable`: the
- * URL may be fine.
+ * check only tells the client early. So a host that cannot be resolved now (no such name yet,
+ * no resolver answering in time) is not refused: only a host that resolves inside is.
  */
 export async function webhookUrlProblem(
   url: string,
@@ -53,19 +56,24 @@ export async function webhookUrlProblem(
     const reason = forbiddenAddressReason(host)
     return reason === undefined ? undefined : `must not point to ${host} (${reason})`
   }
-  let addresses
-  try {
-    addresses = await (options.resolve ?? systemResolver)(host)
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code
-    if (code !== undefined && NO_SUCH_NAME.has(code)) return `host ${host} does not resolve`
-    throw new AppError('unavailable', `Could not resolve ${host} to check it; retry shortly.`)
-  }
-  if (addresses.length === 0) return `host ${host} does not resolve`
+  const addresses = await addressesNow(host, options.resolve ?? systemResolver)
   for (const { address } of addresses) {
     const reason = forbiddenAddressReason(address)
     if (reason !== undefined)
       return `must not point to ${host}: it resolves to ${address} (${reason})`
   }
   return undefined
+}
+
+/** The host's addresses, or none when it cannot be resolved within RESOLVE_TIMEOUT_MS. */
+async function addressesNow(host: string, resolve: Resolver): Promise<ResolvedAddress[]> {
+  let timer: NodeJS.Timeout | undefined
+  const timeout = new Promise<ResolvedAddress[]>((done) => {
+    timer = setTimeout(() => done([]), RESOLVE_TIMEOUT_MS)
+  })
+  try {
+    return await Promise.race([resolve(host).catch(() => []), timeout])
+  } finally {
+    clearTimeout(timer)
+  }
 }

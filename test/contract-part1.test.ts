@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { it } from 'node:test'
-import { buildTestApi, describeEachDialect, expectError } from './helpers.js'
+import { API, buildTestApi, describeEachDialect, expectError } from './helpers.js'
 
 describeEachDialect('contract, part 1', (dialect) => {
   it("answers the docs page's files refused by the file server as the client's errors, not 500", async (t) => {
@@ -31,5 +31,23 @@ describeEachDialect('contract, part 1', (dialect) => {
       416,
       'range_not_satisfiable',
     )
+  })
+})
+
+describeEachDialect('contract, part 1: methods no route takes', (dialect) => {
+  it('answers a QUERY request, with a Content-Type or without, 404 not_found like any unknown route', async (t) => {
+    const api = await buildTestApi(t, dialect)
+    for (const url of ['/healthz', '/nope', `${API}/products`]) {
+      for (const headers of [{}, { 'content-type': 'application/json' }]) {
+        const response = await api.app.inject({
+          method: 'QUERY' as 'GET',
+          url,
+          headers: { authorization: `Bearer ${api.key}`, 'x-request-id': 'query-1', ...headers },
+          ...('content-type' in headers && { payload: '{}' }),
+        })
+        expectError(response, 404, 'not_found')
+        assert.equal(response.headers['x-request-id'], 'query-1')
+      }
+    }
   })
 })

@@ -16,6 +16,8 @@ const FRAMEWORK_ERRORS: Record<string, () => AppError> = {
     new AppError('unsupported_media_type', 'The request body must be sent as application/json.'),
   FST_ERR_BAD_URL: () => new AppError('not_found', 'No such resource.'),
   FST_ERR_MAX_PARAM_LENGTH: () => new AppError('not_found', 'No such resource.'),
+  // A QUERY request without a Content-Type, refused before routing; no route takes QUERY.
+  FST_ERR_ROUTE_MISSING_CONTENT_TYPE: () => new AppError('not_found', 'No such resource.'),
 }
 
 /** Any error, as one the client may see. Whatever is not recognised becomes internal_error. */

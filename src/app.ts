@@ -127,6 +127,9 @@ export function buildApp(options: AppOptions): FastifyInstance {
       // Node looks for expired requests every 30 s unless told otherwise, which would let a
       // slow client hold a connection up to 30 s past its timeout.
       connectionsCheckingInterval: Math.max(10, Math.min(1000, Math.floor(headersTimeoutMs / 4))),
+      // Node would answer an HTTP/1.1 request without a Host header itself, without an
+      // X-Request-Id or the contract's body: the onRequest hook below refuses it instead.
+      requireHostHeader: false,
     },
     clientErrorHandler: answerClientError,
     requestIdHeader: false,
@@ -167,6 +170,10 @@ export function buildApp(options: AppOptions): FastifyInstance {
     reply.header('x-request-id', request.id)
     // 'close' comes once the answer is sent, or when the connection closes before that.
     reply.raw.once('close', () => observeAbort(request, reply))
+    if (request.raw.httpVersion === '1.1' && request.headers.host === undefined) {
+      reply.header('connection', 'close')
+      return done(new AppError('bad_request', 'An HTTP/1.1 request needs a Host header.'))
+    }
     if (closing) {
       reply.header('connection', 'close')
       return done(new AppError('unavailable', 'The service is shutting down; retry shortly.'))

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict'
+import { connect } from 'node:net'
 import { it } from 'node:test'
 import { API, buildTestApi, describeEachDialect, expectError } from './helpers.js'
 
@@ -49,5 +50,39 @@ describeEachDialect('contract, part 1: methods no route takes', (dialect) => {
         assert.equal(response.headers['x-request-id'], 'query-1')
       }
     }
+  })
+})
+
+/** Sends `request` as it is on a new connection and returns all that comes back until it closes. */
+function exchange(address: string, request: string): Promise<string> {
+  const { hostname, port } = new URL(address)
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname, () => socket.write(request))
+    let received = ''
+    socket.setEncoding('utf8')
+    socket.on('data', (chunk: string) => (received += chunk))
+    socket.on('error', reject)
+    socket.on('close', () => resolve(received))
+  })
+}
+
+describeEachDialect('contract, part 1: requests without a Host header', (dialect) => {
+  it('answers an HTTP/1.1 request without Host 400 bad_request in the contract shape, with X-Request-Id', async (t) => {
+    const { app } = await buildTestApi(t, dialect)
+    const address = await app.listen({ host: '127.0.0.1', port: 0 })
+    const answer = await exchange(
+      address,
+      'GET /healthz HTTP/1.1\r\nX-Request-Id: no-host\r\nConnection: close\r\n\r\n',
+    )
+    const [head = '', body = ''] = answer.split('\r\n\r\n')
+    assert.match(head, /^HTTP\/1\.1 400 /)
+    assert.match(head, /\r\nx-request-id: no-host\r\n/i)
+    assert.match(head, /\r\ncontent-type: application\/json/i)
+    assert.equal(JSON.parse(body).error, 'bad_request')
+    assert.equal(typeof JSON.parse(body).message, 'string')
+
+    // HTTP/1.0 has no Host header to require.
+    const old = await exchange(address, 'GET /healthz HTTP/1.0\r\n\r\n')
+    assert.match(old, /^HTTP\/1\.1 200 /)
   })
 })

@@ -142,6 +142,11 @@ export function buildApp(options: AppOptions): FastifyInstance {
     // Requests that arrive while closing get the contract's 503 from the hook below instead.
     return503OnClosing: false,
   })
+  // Node answers an Expect other than 100-continue with a bare 417 of its own; RFC 9110 lets
+  // a server ignore such an expectation, so the request is served as if it had none.
+  app.server.on('checkExpectation', (request, response) =>
+    app.server.emit('request', request, response),
+  )
   // JSON is the only body the API reads: anything else is 415, not a string to validate.
   app.removeAllContentTypeParsers()
   app.addContentTypeParser('application/json', { parseAs: 'string' }, parseJsonBody)

@@ -86,3 +86,24 @@ describeEachDialect('contract, part 1: requests without a Host header', (dialect
     assert.match(old, /^HTTP\/1\.1 200 /)
   })
 })
+
+describeEachDialect('contract, part 1: expectations Node does not know', (dialect) => {
+  it('serves a request with an Expect other than 100-continue, with its X-Request-Id, not a bare 417', async (t) => {
+    const { app, key } = await buildTestApi(t, dialect)
+    const address = await app.listen({ host: '127.0.0.1', port: 0 })
+    const health = await exchange(
+      address,
+      'GET /healthz HTTP/1.1\r\nHost: x\r\nExpect: foo\r\nX-Request-Id: expect-1\r\nConnection: close\r\n\r\n',
+    )
+    assert.match(health, /^HTTP\/1\.1 200 /)
+    assert.match(health, /\r\nx-request-id: expect-1\r\n/i)
+    const body = JSON.stringify({ name: 'Expecting' })
+    const created = await exchange(
+      address,
+      `POST ${API}/products HTTP/1.1\r\nHost: x\r\nExpect: foo\r\nAuthorization: Bearer ${key}\r\n` +
+        `Content-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`,
+    )
+    assert.match(created, /^HTTP\/1\.1 200 /)
+    assert.equal(JSON.parse(created.split('\r\n\r\n')[1]!).data.name, 'Expecting')
+  })
+})

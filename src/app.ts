@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto'
-import type { IncomingMessage } from 'node:http'
+import { ServerResponse, type IncomingMessage } from 'node:http'
+import type { Socket } from 'node:net'
 import Fastify, {
   type FastifyInstance,
   type FastifyReply,
@@ -147,6 +148,15 @@ export function buildApp(options: AppOptions): FastifyInstance {
   app.server.on('checkExpectation', (request, response) =>
     app.server.emit('request', request, response),
   )
+  // Node drops a CONNECT request's connection without an answer when nothing takes it: the
+  // app answers it like any request (no route takes CONNECT: 404), then closes.
+  app.server.on('connect', (request: IncomingMessage, socket: Socket) => {
+    const response = new ServerResponse(request)
+    response.shouldKeepAlive = false
+    response.assignSocket(socket)
+    response.once('finish', () => socket.end())
+    app.server.emit('request', request, response)
+  })
   // JSON is the only body the API reads: anything else is 415, not a string to validate.
   app.removeAllContentTypeParsers()
   app.addContentTypeParser('application/json', { parseAs: 'string' }, parseJsonBody)

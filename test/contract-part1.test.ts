@@ -107,3 +107,18 @@ describeEachDialect('contract, part 1: expectations Node does not know', (dialec
     assert.equal(JSON.parse(created.split('\r\n\r\n')[1]!).data.name, 'Expecting')
   })
 })
+
+describeEachDialect('contract, part 1: CONNECT', (dialect) => {
+  it('answers a CONNECT request 404 not_found with its X-Request-Id, as an unknown route, rather than dropping the connection', async (t) => {
+    const { app } = await buildTestApi(t, dialect)
+    const address = await app.listen({ host: '127.0.0.1', port: 0 })
+    const answer = await exchange(
+      address,
+      'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\nX-Request-Id: connect-1\r\n\r\n',
+    )
+    const [head = '', body = ''] = answer.split('\r\n\r\n')
+    assert.match(head, /^HTTP\/1\.1 404 /)
+    assert.match(head, /\r\nx-request-id: connect-1\r\n/i)
+    assert.equal(JSON.parse(body).error, 'not_found')
+  })
+})

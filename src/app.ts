@@ -151,6 +151,8 @@ export function buildApp(options: AppOptions): FastifyInstance {
   // Node drops a CONNECT request's connection without an answer when nothing takes it: the
   // app answers it like any request (no route takes CONNECT: 404), then closes.
   app.server.on('connect', (request: IncomingMessage, socket: Socket) => {
+    // Node has taken its own listener off this socket: a client's reset must not go unheard.
+    socket.on('error', () => socket.destroy())
     const response = new ServerResponse(request)
     response.shouldKeepAlive = false
     response.assignSocket(socket)

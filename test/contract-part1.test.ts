@@ -121,4 +121,26 @@ describeEachDialect('contract, part 1: CONNECT', (dialect) => {
     assert.match(head, /\r\nx-request-id: connect-1\r\n/i)
     assert.equal(JSON.parse(body).error, 'not_found')
   })
+
+  it('stays up when CONNECT clients reset their connections at once', async (t) => {
+    const { app } = await buildTestApi(t, dialect)
+    const address = await app.listen({ host: '127.0.0.1', port: 0 })
+    const { port } = new URL(address)
+    await Promise.all(
+      Array.from(
+        { length: 5 },
+        () =>
+          new Promise<void>((resolve) => {
+            const socket = connect(Number(port), '127.0.0.1', () => {
+              socket.write('CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n')
+              socket.resetAndDestroy()
+            })
+            socket.on('error', () => {})
+            socket.on('close', () => resolve())
+          }),
+      ),
+    )
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    assert.equal((await fetch(`${address}/healthz`)).status, 200)
+  })
 })

@@ -156,7 +156,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
     const response = new ServerResponse(request)
     response.shouldKeepAlive = false
     response.assignSocket(socket)
-    response.once('finish', () => socket.end())
+    response.once('finish', () => socket.destroySoon())
     app.server.emit('request', request, response)
   })
   // JSON is the only body the API reads: anything else is 415, not a string to validate.

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto'
-import type { IncomingMessage } from 'node:http'
+import { ServerResponse, type IncomingMessage } from 'node:http'
+import type { Socket } from 'node:net'
 import Fastify, {
   type FastifyInstance,
   type FastifyReply,
@@ -127,6 +128,9 @@ export function buildApp(options: AppOptions): FastifyInstance {
       // Node looks for expired requests every 30 s unless told otherwise, which would let a
       // slow client hold a connection up to 30 s past its timeout.
       connectionsCheckingInterval: Math.max(10, Math.min(1000, Math.floor(headersTimeoutMs / 4))),
+      // Node would answer an HTTP/1.1 request without a Host header itself, without an
+      // X-Request-Id or the contract's body: the onRequest hook below refuses it instead.
+      requireHostHeader: false,
     },
     clientErrorHandler: answerClientError,
     requestIdHeader: false,
@@ -138,6 +142,22 @@ export function buildApp(options: AppOptions): FastifyInstance {
     },
     // Requests that arrive while closing get the contract's 503 from the hook below instead.
     return503OnClosing: false,
+  })
+  // Node answers an Expect other than 100-continue with a bare 417 of its own; RFC 9110 lets
+  // a server ignore such an expectation, so the request is served as if it had none.
+  app.server.on('checkExpectation', (request, response) =>
+    app.server.emit('request', request, response),
+  )
+  // Node drops a CONNECT request's connection without an answer when nothing takes it: the
+  // app answers it like any request (no route takes CONNECT: 404), then closes.
+  app.server.on('connect', (request: IncomingMessage, socket: Socket) => {
+    // Node has taken its own listener off this socket: a client's reset must not go unheard.
+    socket.on('error', () => socket.destroy())
+    const response = new ServerResponse(request)
+    response.shouldKeepAlive = false
+    response.assignSocket(socket)
+    response.once('finish', () => socket.destroySoon())
+    app.server.emit('request', request, response)
   })
   // JSON is the only body the API reads: anything else is 415, not a string to validate.
   app.removeAllContentTypeParsers()
@@ -167,6 +187,10 @@ export function buildApp(options: AppOptions): FastifyInstance {
     reply.header('x-request-id', request.id)
     // 'close' comes once the answer is sent, or when the connection closes before that.
     reply.raw.once('close', () => observeAbort(request, reply))
+    if (request.raw.httpVersion === '1.1' && request.headers.host === undefined) {
+      reply.header('connection', 'close')
+      return done(new AppError('bad_request', 'An HTTP/1.1 request needs a Host header.'))
+    }
     if (closing) {
       reply.header('connection', 'close')
       return done(new AppError('unavailable', 'The service is shutting down; retry shortly.'))

@@ -16,6 +16,7 @@ export const ERROR_STATUS = {
   idempotency_key_reused: 422,
   rate_limited: 429,
   payload_too_large: 413,
+  range_not_satisfiable: 416,
   request_timeout: 408,
   headers_too_large: 431,
   unsupported_media_type: 415,

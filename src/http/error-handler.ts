@@ -16,6 +16,8 @@ const FRAMEWORK_ERRORS: Record<string, () => AppError> = {
     new AppError('unsupported_media_type', 'The request body must be sent as application/json.'),
   FST_ERR_BAD_URL: () => new AppError('not_found', 'No such resource.'),
   FST_ERR_MAX_PARAM_LENGTH: () => new AppError('not_found', 'No such resource.'),
+  // A QUERY request without a Content-Type, refused before routing; no route takes QUERY.
+  FST_ERR_ROUTE_MISSING_CONTENT_TYPE: () => new AppError('not_found', 'No such resource.'),
 }
 
 /** Any error, as one the client may see. Whatever is not recognised becomes internal_error. */
@@ -32,10 +34,36 @@ export function toAppError(error: unknown): AppError {
   }
   const known = fastifyError.code ? FRAMEWORK_ERRORS[fastifyError.code] : undefined
   if (known) return known()
+  const fileError = staticFileError(error as StaticFileError)
+  if (fileError) return fileError
   if (isDatabaseUnavailable(error)) {
     return new AppError('unavailable', 'The database is unavailable; try again shortly.')
   }
   return new AppError('internal_error', 'Something went wrong on our side.')
+}
+
+/** What the static file server behind /docs/static/ (@fastify/send) throws: an HTTP error. */
+interface StaticFileError {
+  status?: unknown
+  expose?: unknown
+}
+
+/**
+ * The static file server's refusals, which are the client's: a path that leaves the folder
+ * or holds a NUL (403, 400) names no file, so no route; a failed If-Match or
+ * If-Unmodified-Since, or a Range past the file's end, keeps its status.
+ */
+function staticFileError(error: StaticFileError): AppError | undefined {
+  if (error.expose !== true || typeof error.status !== 'number') return undefined
+  if (error.status === 412) {
+    return new AppError('precondition_failed', "The file does not match the request's conditions.")
+  }
+  if (error.status === 416) {
+    return new AppError('range_not_satisfiable', 'The requested range is not within the file.')
+  }
+  if (error.status >= 400 && error.status < 500)
+    return new AppError('not_found', 'No such resource.')
+  return undefined
 }
 
 function headerName(lowercased: string): string {

@@ -106,6 +106,10 @@ const ERROR_EXAMPLES: Record<ErrorCode, { when: string; body: Record<string, unk
     when: 'the body is over the size limit (256 KiB unless configured; IMPORT_MAX_BYTES for an import)',
     body: { message: 'The request body is larger than the service accepts.' },
   },
+  range_not_satisfiable: {
+    when: "a Range header outside the file's bytes (the docs page's files under /docs/static/)",
+    body: { message: 'The requested range is not within the file.' },
+  },
   unsupported_media_type: {
     when: 'the body is not sent as application/json (as text/csv for an import)',
     body: { message: 'The request body must be sent as application/json.' },

@@ -203,6 +203,16 @@ export function expectError(
   return body
 }
 
+/**
+ * A record's updatedAt after changes made at these times (each a createdAt or a clock reading),
+ * in order, from `start`: each moves it to its time, or a millisecond past the one before when
+ * that is later (two changes in one millisecond still move it).
+ */
+export function updatedAtAfter(start: string, ...times: string[]): string {
+  const moved = times.reduce((time, at) => Math.max(time + 1, Date.parse(at)), Date.parse(start))
+  return new Date(moved).toISOString()
+}
+
 /** Ids that are not the UUID `id`, though they look close to it: each must be 404, never 500. */
 export function malformedIds(id: string): string[] {
   return [

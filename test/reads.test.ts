@@ -7,6 +7,7 @@ import {
   describeEachDialect,
   expectError,
   type TestApi,
+  updatedAtAfter,
   walkPages,
 } from './helpers.js'
 
@@ -28,9 +29,13 @@ async function createProducts(
  * The product as its variants' additions left it: each raised its version, and the last set
  * its updatedAt to that variant's creation time.
  */
+/** The product after adding `variants`, in the order given: each add moved its version and updatedAt. */
 function afterAdding(product: Product, variants: Product[]): Product {
-  const last = variants.reduce((a, b) => (a.createdAt >= b.createdAt ? a : b))
-  return { ...product, version: product.version + variants.length, updatedAt: last.createdAt }
+  return {
+    ...product,
+    version: product.version + variants.length,
+    updatedAt: updatedAtAfter(product.updatedAt, ...variants.map((v) => v.createdAt)),
+  }
 }
 
 function newestFirst(products: Product[]): Product[] {

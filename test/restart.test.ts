@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { it, type TestContext } from 'node:test'
 import SqliteDatabase from 'better-sqlite3'
 import type { Dialect } from '../src/db/database.js'
-import { API, describeEachDialect } from './helpers.js'
+import { API, describeEachDialect, updatedAtAfter } from './helpers.js'
 import {
   create,
   createKey,
@@ -76,14 +76,19 @@ describeEachDialect('restart after a crash (SIGKILL)', (dialect) => {
     assert.deepEqual(await readProduct(second, key, shirt.id), {
       ...shirt,
       version: 4,
-      updatedAt: large.createdAt,
+      updatedAt: updatedAtAfter(
+        shirt.updatedAt,
+        small.createdAt,
+        medium.createdAt,
+        large.createdAt,
+      ),
       variants: [small, medium, large],
     })
     assert.deepEqual(await readProduct(second, key, plain.id), { ...plain, variants: [] })
     assert.deepEqual(await readProduct(second, key, archived.id), {
       ...archived,
       version: 2,
-      updatedAt: only.createdAt,
+      updatedAt: updatedAtAfter(archived.updatedAt, only.createdAt),
       variants: [only],
     })
     const variants = await request(second, 'GET', `${API}/products/${shirt.id}/variants`, { key })

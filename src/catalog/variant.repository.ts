@@ -572,7 +572,10 @@ const patchVariant = precompiled((db: Executor, ...params: unknown[]) => {
           version: eb('products.version', '+', 1),
           updated_at: movedOn(true, 'products.updated_at', updatedAt),
         }))
+        // The product's key as a value, not only as the join's: joined alone, the planner
+        // scanned the store's whole range of the primary key for it (every product).
         .where('products.store_id', '=', storeId)
+        .where('products.id', '=', productId)
         .whereRef('products.id', '=', 'updated.product_id'),
     )
     .with('event', () =>

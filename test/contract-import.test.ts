@@ -315,8 +315,8 @@ describeEachDialect('POST /imports: a file that stops being CSV part-way', (dial
   // "invalid_csv for a file that cannot be read as CSV from that row on"; "1 when some failed
   // (the others are imported all the same)": the products whose rows all come before the
   // unreadable row are imported; one that may go on in it is not (not whole). The file was
-  // not read to its end: the import is failed (README: `succeeded` once the file was read to
-  // its end), its reason naming the row.
+  // not read to its end: the import is failed (docs/import-export.md: `succeeded` once the
+  // file was read to its end), its reason naming the row.
   it('the import is failed, its reason naming the row; the errors keep the invalid_csv entry', async (t) => {
     const api = await buildTestApi(t, dialect)
     const file = csv(
@@ -388,9 +388,9 @@ describeEachDialect(
   'POST /imports: a column the file lacks leaves its field as it is',
   (dialect) => {
     // Contract, part 3: "A product's `price` is its first variant's price" (the lowest
-    // position); README: "A column the file lacks leaves its field as it is on an update". A
-    // file of skus and prices only must not take the options and names of the variants it
-    // matches, nor price the product from its own first row.
+    // position); docs/import-export.md: "A column the file lacks leaves its field as it is on
+    // an update". A file of skus and prices only must not take the options and names of the
+    // variants it matches, nor price the product from its own first row.
     async function productWithSizes(api: TestApi) {
       const product = await api.createProduct({ name: 'Up 1', price: 10 })
       assert.equal(product.slug, 'up-1')

@@ -27,7 +27,7 @@ function characters(value: string): number {
   return count
 }
 
-/** NUL (PostgreSQL text cannot hold it) or a lone surrogate (not Unicode): see decisions.md. */
+/** NUL (PostgreSQL text cannot hold it) or a lone surrogate (not Unicode): see docs/decisions/0012-request-parsing-and-bad-input.md. */
 const UNSTORABLE = /[\u0000\p{Cs}]/u
 
 /** Decimal places of a number as its shortest round-trip form writes it (`1e-7` has 7). */

@@ -32,7 +32,7 @@ const money = fc.integer({ min: 0, max: 10_000_000 }).map((n) => n / 100)
 const productInput = fc.record(
   {
     name: label(40),
-    // Not "": a CSV cell cannot tell an empty description from none (see the README).
+    // Not "": a CSV cell cannot tell an empty description from none (see docs/import-export.md).
     description: fc.option(text(1, 60), { nil: undefined }),
     status: fc.constantFrom('draft', 'active', 'archived'),
     price: money,

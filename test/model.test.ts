@@ -100,7 +100,7 @@ function nextSlug(model: Model, store: Store, base: string): string | undefined 
   if (model.slugsChecked[store]) return undefined
   const taken = model.slugs[store]
   const highest = model.highestSuffix[store]
-  // A name that looks suffixed reserves its suffix for its base (docs/decisions.md).
+  // A name that looks suffixed reserves its suffix for its base (docs/decisions/0003-slug-counters.md).
   const looksSuffixed = /^(.+)-([1-9]\d*)$/.exec(base)
   if (looksSuffixed && Number(looksSuffixed[2]) >= 2) {
     const [, of, n] = looksSuffixed

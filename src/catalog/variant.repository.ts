@@ -267,7 +267,7 @@ export type VariantFields = Omit<VariantRow, 'store_id' | 'options_key'>
  * PostgreSQL: one query and one row, the variants as a JSON array built in the database,
  * which saves a round trip per read. SQLite: two point reads by index, which under load cost
  * less than one statement that builds the JSON (and sorts it for the aggregate) plus parsing
- * it back; see docs/decisions.md. Run at once, one after the other, they see the same
+ * it back; see docs/decisions/0017-hot-path-statements.md. Run at once, one after the other, they see the same
  * commit. When they cannot be (a group commit's transaction is open on the connection, so
  * they wait their turn) a commit may fall between them: the product's version, which every
  * change of its variants raises, is read again, and the reads are made again if it moved.

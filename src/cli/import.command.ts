@@ -76,7 +76,7 @@ export function parseImportCommand(args: string[]): Command {
     // Each batch's rows outlive a few young collections and die in the old generation, which
     // V8 lets grow to several times the live data before collecting it: 281 MiB of RSS for
     // 1,000,000 variants. Growing it by half at most keeps that run under 200 MiB
-    // (docs/decisions.md, Import memory). Read by V8 at each collection, so it applies now.
+    // (docs/decisions/0023-import-batches.md). Read by V8 at each collection, so it applies now.
     setFlagsFromString('--heap-growing-percent=50')
     const bar = process.stderr.isTTY ? progressBar(size) : undefined
     let summary: ImportSummary

@@ -73,7 +73,7 @@ export interface Database {
   /**
    * PostgreSQL: calls `listener` after each write of this process (write or writeAtomic) that
    * committed, so that the webhook dispatcher looks for the deliveries it may have queued
-   * without a NOTIFY in the write's transaction (docs/decisions.md). Returns its removal.
+   * without a NOTIFY in the write's transaction (docs/decisions/0020-webhook-delivery.md). Returns its removal.
    */
   onWriteCommitted?(listener: () => void): () => void
   /** PostgreSQL: the connection pool's figures at this moment. */
@@ -316,7 +316,7 @@ function withStatementCache(handle: SqliteDatabase.Database): SqliteDialectDatab
 /**
  * Runs a read and answers its rows as objects, as Kysely does, but asks better-sqlite3 for
  * arrays and names the values here: it builds an object row in C++ one property at a time,
- * which made the two statements of a product read 40 % slower (docs/decisions.md). It keeps
+ * which made the two statements of a product read 40 % slower (docs/decisions/0017-hot-path-statements.md). It keeps
  * its own statements, since `raw` is a statement's setting and Kysely's path expects objects.
  */
 function rowReader(

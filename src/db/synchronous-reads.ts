@@ -9,7 +9,7 @@ export type SynchronousReader = (
 /**
  * SQLite answers a point read in a few microseconds, less than Kysely's asynchronous path
  * around it (the connection's lock, a chain of promises): under load a product read ran at
- * about 0.9x the CPU with reads made at once (docs/decisions.md). The embedded database
+ * about 0.9x the CPU with reads made at once (docs/decisions/0017-hot-path-statements.md). The embedded database
  * registers its reader here; precompiled reads on that instance use it.
  */
 const readers = new WeakMap<Executor, SynchronousReader>()

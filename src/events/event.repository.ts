@@ -103,7 +103,7 @@ export interface EventPageQuery {
  * The store's events after a position, in position order. PostgreSQL returns only events of
  * transactions older than the snapshot's xmin, i.e. of transactions that are over: every
  * transaction still running, and every one that starts later, has a larger xid, so no event
- * can later appear at or before the last position returned (docs/decisions.md, Events).
+ * can later appear at or before the last position returned (docs/decisions/0010-event-feed-positions.md).
  */
 export async function findEventRows(db: Executor, query: EventPageQuery): Promise<EventRow[]> {
   const { storeId, after, type, limit } = query

@@ -7,7 +7,7 @@ import { sql, type Kysely } from 'kysely'
  * An event's position is (xid, seq): the id of the transaction that wrote it and a sequence
  * number. The feed returns only events of transactions older than its snapshot's xmin, in
  * position order, so an event that commits after a page was read can never sort before that
- * page's end (docs/decisions.md, Events). Its data are the record's row as JSON (after the
+ * page's end (docs/decisions/0010-event-feed-positions.md). Its data are the record's row as JSON (after the
  * change, or before a delete) and, for an update, the row before: the API's shape is made
  * from them when read, by the same mappers as every answer.
  *

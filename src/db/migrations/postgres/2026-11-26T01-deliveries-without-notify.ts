@@ -4,7 +4,7 @@ import { sql, type Kysely } from 'kysely'
  * The trigger that queues an event's webhook deliveries no longer NOTIFYs. A transaction that
  * has sent a NOTIFY takes a database-wide lock at its commit, so every write of a store with
  * an endpoint committed one at a time: creates with one endpoint ran at 0.29x of creates
- * without (docs/decisions.md). The process that commits a write now wakes its own dispatcher
+ * without (docs/decisions/0020-webhook-delivery.md). The process that commits a write now wakes its own dispatcher
  * (Database.onWriteCommitted); other instances, and deliveries queued by `catalog import`,
  * are found by the dispatchers' poll, within a second.
  */

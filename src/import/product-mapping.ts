@@ -68,8 +68,8 @@ export function handleToSlug(handle: string): string {
 
 /**
  * Maps the rows of one handle to a product and its variants, by the contract's table. The
- * values are not checked against the field rules here (the API's schemas do that, in the
- * import service); only what cannot be turned into a value at all is reported: a number
+ * values are not checked against the field rules here (the API's schemas do that, in
+ * import-plan.ts); only what cannot be turned into a value at all is reported: a number
  * that is not one, a value of an option without a name.
  */
 export function mapProduct(header: Header, handle: string, records: CsvRecord[]): MappedProduct {
@@ -199,7 +199,7 @@ export function mapProduct(header: Header, handle: string, records: CsvRecord[])
   }
   // A product's price is its first variant's, unless the export's own column gives it: which
   // variant is first (the lowest position) is known once the stored ones are read, so the
-  // import service sets it (firstVariantPrice).
+  // import plan sets it (firstVariantPrice, in import-plan.ts).
 
   function mapVariant(record: CsvRecord): MappedVariant | undefined {
     const options: Record<string, string> = {}

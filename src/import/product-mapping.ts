@@ -1,5 +1,5 @@
 import type { CreateProductInput, CreateVariantInput } from '../catalog/catalog.schemas.js'
-import { SLUG_PATTERN } from '../catalog/catalog.schemas.js'
+import { MAX_SET_SLUG_LENGTH, SLUG_PATTERN } from '../catalog/catalog.schemas.js'
 import { slugify } from '../catalog/slug.js'
 import type { CsvRecord } from './csv-records.js'
 import { columnName, type Column, type Header } from './shopify-columns.js'
@@ -57,13 +57,12 @@ export interface MappedProduct {
   optionColumns: { name: string; nameColumn: string; valueColumn: string }[]
 }
 
-const MAX_HANDLE_SLUG = 128
 const SLUG = new RegExp(SLUG_PATTERN)
 const DECIMAL = /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/
 
 /** A handle kept as the slug when it is one by the PATCH rule, else made into one. */
 export function handleToSlug(handle: string): string {
-  return handle.length <= MAX_HANDLE_SLUG && SLUG.test(handle) ? handle : slugify(handle)
+  return handle.length <= MAX_SET_SLUG_LENGTH && SLUG.test(handle) ? handle : slugify(handle)
 }
 
 /**

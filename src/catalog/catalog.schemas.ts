@@ -37,9 +37,10 @@ const Position = Type.Integer({ minimum: 0, maximum: MAX_POSITION })
 
 /** A slug set by hand: lowercase letters and digits, single dashes between them. */
 export const SLUG_PATTERN = '^[a-z0-9]+(-[a-z0-9]+)*$'
+export const MAX_SET_SLUG_LENGTH = 128
 const Slug = Type.String({
   minLength: 1,
-  maxLength: 128,
+  maxLength: MAX_SET_SLUG_LENGTH,
   pattern: SLUG_PATTERN,
   description: 'Lowercase a-z and 0-9, single dashes between them; unique in the store',
 })

@@ -21,7 +21,8 @@ import {
   type ImportListRow,
   type ImportRow,
 } from './import-job.repository.js'
-import { importCatalog, JOB_BATCH, type ImportSummary } from './import.service.js'
+import { JOB_BATCH } from './import-batches.js'
+import { importCatalog, type ImportSummary } from './import.service.js'
 import type { ImportError } from './product-mapping.js'
 import { decodeCursor, pageOf } from '../catalog/cursor.js'
 

@@ -1,5 +1,5 @@
 import type { CreateProductInput, CreateVariantInput } from '../catalog/catalog.schemas.js'
-import { SLUG_PATTERN } from '../catalog/catalog.schemas.js'
+import { MAX_SET_SLUG_LENGTH, SLUG_PATTERN } from '../catalog/catalog.schemas.js'
 import { slugify } from '../catalog/slug.js'
 import type { CsvRecord } from './csv-records.js'
 import { columnName, type Column, type Header } from './shopify-columns.js'
@@ -57,19 +57,18 @@ export interface MappedProduct {
   optionColumns: { name: string; nameColumn: string; valueColumn: string }[]
 }
 
-const MAX_HANDLE_SLUG = 128
 const SLUG = new RegExp(SLUG_PATTERN)
 const DECIMAL = /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/
 
 /** A handle kept as the slug when it is one by the PATCH rule, else made into one. */
 export function handleToSlug(handle: string): string {
-  return handle.length <= MAX_HANDLE_SLUG && SLUG.test(handle) ? handle : slugify(handle)
+  return handle.length <= MAX_SET_SLUG_LENGTH && SLUG.test(handle) ? handle : slugify(handle)
 }
 
 /**
  * Maps the rows of one handle to a product and its variants, by the contract's table. The
- * values are not checked against the field rules here (the API's schemas do that, in the
- * import service); only what cannot be turned into a value at all is reported: a number
+ * values are not checked against the field rules here (the API's schemas do that, in
+ * import-plan.ts); only what cannot be turned into a value at all is reported: a number
  * that is not one, a value of an option without a name.
  */
 export function mapProduct(header: Header, handle: string, records: CsvRecord[]): MappedProduct {
@@ -199,7 +198,7 @@ export function mapProduct(header: Header, handle: string, records: CsvRecord[])
   }
   // A product's price is its first variant's, unless the export's own column gives it: which
   // variant is first (the lowest position) is known once the stored ones are read, so the
-  // import service sets it (firstVariantPrice).
+  // import plan sets it (firstVariantPrice, in import-plan.ts).
 
   function mapVariant(record: CsvRecord): MappedVariant | undefined {
     const options: Record<string, string> = {}

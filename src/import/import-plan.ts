@@ -1,0 +1,359 @@
+/**
+ * What a product of the file asks of the store, decided on reads only: checked by the API's
+ * own schemas, matched to the stored product and its variants, reduced to the fields that
+ * would change. It writes nothing; in a dry run it also finds what only a write would.
+ */
+import { rowToProduct, rowToVariant } from '../catalog/catalog.mappers.js'
+import {
+  CreateProductBody,
+  CreateVariantBody,
+  TRIMMED_FIELDS,
+  UpdateProductBody,
+  type CreateProductInput,
+  type Product,
+  type UpdateProductInput,
+  type UpdateVariantInput,
+  type Variant,
+} from '../catalog/catalog.schemas.js'
+import { listProductRows } from '../catalog/product.repository.js'
+import { normalizeImages, uniqueTags } from '../catalog/record-fields.js'
+import { statusesBarredFrom } from '../catalog/transitions.js'
+import {
+  findProductWithVariants,
+  findVariantBySku,
+  type VariantFields,
+} from '../catalog/variant.repository.js'
+import {
+  DUPLICATE_OPTIONS_MESSAGE,
+  DUPLICATE_SKU_MESSAGE,
+  optionsKey,
+} from '../catalog/variant.service.js'
+import type { Executor, ProductRow } from '../db/schema.js'
+import type { FieldProblem } from '../errors.js'
+import { createValidatorCompiler, toFieldProblems } from '../http/validation.js'
+import {
+  conflict,
+  productErrors,
+  statusRefused,
+  uniqueErrors,
+  variantErrors,
+} from './import-errors.js'
+import { failed, type Outcome } from './import-outcome.js'
+import {
+  clip,
+  type ImportError,
+  type MappedProduct,
+  type MappedVariant,
+} from './product-mapping.js'
+
+/** A product as stored: its row and its variants in order. */
+export interface StoredProduct {
+  product: ProductRow
+  variants: VariantFields[]
+}
+
+/** What a product's rows ask of the store: a create or a patch, and each variant's. */
+export interface ProductPlan {
+  current: Product | undefined
+  createInput: CreateProductInput | undefined
+  patch: UpdateProductInput
+  variants: VariantPlan[]
+}
+
+export interface VariantPlan {
+  variant: MappedVariant
+  target: Variant | undefined
+  patch: UpdateVariantInput
+}
+
+/**
+ * What the file's earlier products hold, for a dry run, which writes nothing that later
+ * products' checks could meet: their skus, and the stored skus they give up (a real run
+ * frees those for later products). It grows with the file; a real run keeps none (the
+ * database holds what was written). Their slugs are kept by importCatalog, for both.
+ */
+export class DryRunState {
+  readonly skus = new Set<string>()
+  readonly released = new Set<string>()
+}
+
+/**
+ * Plans (and, with `dry`, checks) one product, reading what the store holds of it first: the
+ * way of a product that a batch cannot take with others (see writeChunk), and of a dry run.
+ */
+export async function planStoredProduct(
+  db: Executor,
+  storeId: string,
+  product: MappedProduct,
+  dry: DryRunState | undefined,
+): Promise<ProductPlan | Outcome> {
+  const [existingRow] = await listProductRows(db, {
+    storeId,
+    filters: { slug: product.slug },
+    limit: 1,
+  })
+  const existing = existingRow
+    ? await findProductWithVariants(db, storeId, existingRow.id)
+    : undefined
+  return planProduct(db, storeId, product, existing, dry)
+}
+
+/** The compiled validators of the API's own schemas: one rule, one place. */
+const compile = createValidatorCompiler()
+const validators = {
+  createProduct: compile({ schema: CreateProductBody, httpPart: 'body', method: 'POST', url: '' }),
+  updateProduct: compile({ schema: UpdateProductBody, httpPart: 'body', method: 'PATCH', url: '' }),
+  createVariant: compile({ schema: CreateVariantBody, httpPart: 'body', method: 'POST', url: '' }),
+}
+
+type Validator = (typeof validators)[keyof typeof validators]
+
+/** Problems of `body` by the schema, after the trimming the API does before validation. */
+function check(validator: Validator, body: Record<string, unknown>): FieldProblem[] {
+  for (const field of TRIMMED_FIELDS) {
+    const value = body[field]
+    if (typeof value === 'string') body[field] = value.trim()
+  }
+  if (validator(body) === true) return []
+  return toFieldProblems(
+    (validator as unknown as { errors: Parameters<typeof toFieldProblems>[0] }).errors ?? [],
+  )
+}
+
+/**
+ * Plans (and, with `dry`, checks) one product: found by its slug, created or updated field
+ * by field, its variants matched by sku, then by options, created or updated. A refusal of
+ * the database (a sku another product took meanwhile, say) becomes the row's error; the
+ * caller rolls the product back. Anything else (the database gone) is thrown.
+ */
+export async function planProduct(
+  db: Executor,
+  storeId: string,
+  product: MappedProduct,
+  existing: StoredProduct | undefined,
+  dry: DryRunState | undefined,
+): Promise<ProductPlan | Outcome> {
+  const { handle } = product
+  const firstRow = product.rows[0]!
+  const errors: ImportError[] = []
+
+  // The product's own fields, by the rules of a create or of a PATCH.
+  let createInput: CreateProductInput | undefined
+  let patch: UpdateProductInput = {}
+  const current = existing && rowToProduct(existing.product)
+  if (!current) {
+    const body = { ...product.fields } as Record<string, unknown>
+    errors.push(...productErrors(product, check(validators.createProduct, body)))
+    createInput = body as CreateProductInput
+  } else {
+    const body = { ...product.fields } as Record<string, unknown>
+    errors.push(...productErrors(product, check(validators.updateProduct, body)))
+    patch = productChanges(current, body as UpdateProductInput)
+    if (patch.status && statusesBarredFrom(patch.status).includes(current.status)) {
+      errors.push(statusRefused(firstRow, handle, product, current.status, patch.status))
+    }
+  }
+
+  // The variants: checked, matched to stored ones, each a create, an update or nothing.
+  const stored = (existing?.variants ?? []).map(rowToVariant)
+  const matched = new Set<string>()
+  const skusInProduct = new Map<string, number>()
+  const optionsInProduct = new Map<string, number>()
+  const plans: VariantPlan[] = []
+  for (const variant of product.variants) {
+    const problems = check(validators.createVariant, variant.input as Record<string, unknown>)
+    if (problems.length > 0) {
+      errors.push(...variantErrors(product, variant, problems))
+      continue
+    }
+    const { sku } = variant.input
+    const key = optionsKey(variant.input.options ?? {})
+    if (sku) {
+      const earlier = skusInProduct.get(sku)
+      if (earlier !== undefined) {
+        errors.push(
+          conflict(
+            variant.row,
+            handle,
+            product.variantColumns.sku!,
+            'duplicate_sku',
+            `the sku "${clip(sku)}" is already on row ${earlier}`,
+          ),
+        )
+        continue
+      }
+      skusInProduct.set(sku, variant.row)
+    }
+    if (key !== null) {
+      const earlier = optionsInProduct.get(key)
+      if (earlier !== undefined) {
+        errors.push(
+          conflict(
+            variant.row,
+            handle,
+            product.variantColumns.options!,
+            'duplicate_options',
+            `the same options as row ${earlier}`,
+          ),
+        )
+        continue
+      }
+      optionsInProduct.set(key, variant.row)
+    }
+    let target = sku ? stored.find((v) => v.sku === sku) : undefined
+    // A sku another product holds: in a real run the database's unique index refuses it (no
+    // check-then-insert); a dry run writes nothing, so it looks, and says what a real run says.
+    if (!target && sku && dry) {
+      const held =
+        dry.skus.has(sku) ||
+        (!dry.released.has(sku) && (await findVariantBySku(db, storeId, sku)) !== undefined)
+      if (held) {
+        errors.push(
+          conflict(
+            variant.row,
+            handle,
+            product.variantColumns.sku!,
+            'duplicate_sku',
+            DUPLICATE_SKU_MESSAGE,
+          ),
+        )
+        continue
+      }
+    }
+    if (target) matched.add(target.id)
+    plans.push({ variant, target, patch: {} })
+  }
+  // Then by options, among the stored variants no row's sku names: a variant a later row
+  // finds by its sku is that row's, not an earlier row's whose options it has.
+  for (const plan of plans) {
+    const key = optionsKey(plan.variant.input.options ?? {})
+    plan.target ??= stored.find((v) => !matched.has(v.id) && optionsKey(v.options) === key)
+    if (plan.target) {
+      matched.add(plan.target.id)
+      plan.patch = variantChanges(plan.target, plan.variant)
+    }
+  }
+  // The product's price is its first variant's, unless the export's Product Price column gives
+  // it.
+  const price = product.fields.price === undefined ? firstVariantPrice(stored, plans) : undefined
+  if (price !== undefined) {
+    if (createInput) createInput.price = price
+    else if (current && price !== current.price) patch.price = price
+  }
+  if (errors.length > 0) return failed(uniqueErrors(errors))
+  // Options the product's stored variants hold: a real run's database refuses the first
+  // write that would repeat them (no check-then-write); a dry run looks, and says the same.
+  const clash = dry && firstOptionsClash(stored, plans)
+  if (clash) {
+    return failed([
+      conflict(
+        clash.variant.row,
+        handle,
+        product.variantColumns.options!,
+        'duplicate_options',
+        DUPLICATE_OPTIONS_MESSAGE,
+      ),
+    ])
+  }
+  return { current, createInput, patch, variants: plans }
+}
+
+/**
+ * The first of `plans` whose write the database would refuse as duplicate_options, the
+ * variants written in order as writePlan writes them: a create, or an update that changes the
+ * options, to options another variant of the product holds at that point.
+ */
+function firstOptionsClash(stored: Variant[], plans: VariantPlan[]): VariantPlan | undefined {
+  const holders = new Map<string, Variant | VariantPlan>()
+  for (const variant of stored) {
+    const key = optionsKey(variant.options)
+    if (key !== null) holders.set(key, variant)
+  }
+  for (const plan of plans) {
+    const { target } = plan
+    if (target && plan.patch.options === undefined) continue
+    const holder = target ?? plan
+    const key = optionsKey((target ? plan.patch.options : plan.variant.input.options) ?? {})
+    if (key !== null && (holders.get(key) ?? holder) !== holder) return plan
+    if (target) {
+      const before = optionsKey(target.options)
+      if (before !== null && holders.get(before) === target) holders.delete(before)
+    }
+    if (key !== null) holders.set(key, holder)
+  }
+  return undefined
+}
+
+/**
+ * The price of the product's first variant (the lowest position) after the import, when the
+ * file gives it: its stored first variant's row of the file, or, for a product without
+ * variants yet, the file's first. Undefined when the file does not price that variant, which
+ * leaves the product's price as it is (or the default of a create).
+ */
+function firstVariantPrice(stored: Variant[], plans: VariantPlan[]): number | undefined {
+  const first = stored[0]
+  const plan = first ? plans.find((p) => p.target?.id === first.id) : plans[0]
+  if (!plan?.variant.sets.has('price')) return undefined
+  return plan.variant.input.price ?? undefined
+}
+
+/** Whether a plan of a stored product changes nothing: then nothing is written. */
+export function writesNothing(plan: ProductPlan): boolean {
+  return (
+    Object.keys(plan.patch).length === 0 &&
+    plan.variants.every(({ target, patch }) => target && Object.keys(patch).length === 0)
+  )
+}
+
+/** The fields of a PATCH that would change the stored product: empty when none would. */
+function productChanges(current: Product, fields: UpdateProductInput): UpdateProductInput {
+  const patch: UpdateProductInput = {}
+  const differs = <T>(a: T, b: T) => a !== b
+  if (fields.name !== undefined && differs(fields.name, current.name)) patch.name = fields.name
+  if (fields.status !== undefined && differs(fields.status, current.status))
+    patch.status = fields.status
+  if (fields.price !== undefined && differs(fields.price, current.price)) patch.price = fields.price
+  const nullable = [
+    ['description', 'description'],
+    ['compare_at_price', 'compareAtPrice'],
+    ['sku', 'sku'],
+    ['barcode', 'barcode'],
+    ['tax_rate', 'taxRate'],
+    ['vendor', 'vendor'],
+    ['product_type', 'productType'],
+  ] as const
+  for (const [field, out] of nullable) {
+    const value = fields[field]
+    if (value !== undefined && differs(value ?? null, current[out]))
+      (patch as Record<string, unknown>)[field] = value
+  }
+  if (fields.tags !== undefined) {
+    const tags = uniqueTags(fields.tags ?? [])
+    if (JSON.stringify(tags) !== JSON.stringify(current.tags)) patch.tags = tags
+  }
+  if (fields.images !== undefined) {
+    const images = normalizeImages(fields.images ?? [])
+    if (JSON.stringify(images) !== JSON.stringify(current.images)) patch.images = images
+  }
+  return patch
+}
+
+/** The fields of a variant's PATCH that would change the stored variant: empty when none. */
+function variantChanges(current: Variant, variant: MappedVariant): UpdateVariantInput {
+  const patch: UpdateVariantInput = {}
+  const input = variant.input
+  const sets = variant.sets
+  if (sets.has('name') && input.name !== current.name) patch.name = input.name
+  if (sets.has('sku') && (input.sku ?? null) !== current.sku) patch.sku = input.sku ?? null
+  if (sets.has('barcode') && (input.barcode ?? null) !== current.barcode)
+    patch.barcode = input.barcode ?? null
+  if (sets.has('price') && input.price != null && input.price !== current.price)
+    patch.price = input.price
+  if (sets.has('compare_at_price') && (input.compare_at_price ?? null) !== current.compareAtPrice)
+    patch.compare_at_price = input.compare_at_price ?? null
+  if (sets.has('weight_grams') && (input.weight_grams ?? null) !== current.weightGrams)
+    patch.weight_grams = input.weight_grams ?? null
+  if (sets.has('options') && optionsKey(input.options ?? {}) !== optionsKey(current.options))
+    patch.options = input.options ?? {}
+  return patch
+}

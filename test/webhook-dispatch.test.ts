@@ -12,7 +12,7 @@ import {
   findDueDeliveries,
   findOldestPending,
   recordOutcomes,
-} from '../src/webhooks/delivery.repository.js'
+} from '../src/webhooks/delivery-claim.repository.js'
 import { startDispatcher, type DispatcherOptions } from '../src/webhooks/dispatcher.js'
 import { createSender } from '../src/webhooks/sender.js'
 import { readFeed } from './event-helpers.js'

@@ -6,7 +6,6 @@ import { toIso } from '../db/values.js'
 import { rowToEvent } from '../events/event.service.js'
 import {
   claimDeliveries,
-  DELIVERIES_CHANNEL,
   findAttempts,
   findDueDeliveries,
   findOldestPending,
@@ -14,12 +13,12 @@ import {
   recordOutcomes,
   releaseDelivery,
   type ClaimedDelivery,
-  type DeliveryOutcome,
   type DueDelivery,
-} from './delivery.repository.js'
+} from './delivery-claim.repository.js'
+import type { DeliveryOutcome } from './delivery-outcome.js'
 import { nextAttemptAt } from './retry-schedule.js'
 import type { Sender } from './sender.js'
-import { onDeliveriesDue, onWebhookEndpointsChanged } from './wakeup.js'
+import { DELIVERIES_CHANNEL, onDeliveriesDue, onWebhookEndpointsChanged } from './wakeup.js'
 
 /** Where the dispatcher reports failed attempts and its own errors (pino's shape). */
 export interface DispatcherLog {

@@ -1,23 +1,21 @@
-import { Counter, Gauge, type Registry } from 'prom-client'
 import type { Transaction } from 'kysely'
+import type { Registry } from 'prom-client'
 import type { Database } from '../db/database.js'
 import type { DB } from '../db/schema.js'
-import { toIso } from '../db/values.js'
 import { rowToEvent } from '../events/event.service.js'
 import {
   claimDeliveries,
   findAttempts,
   findDueDeliveries,
-  findOldestPending,
   hasEnabledEndpoint,
   recordOutcomes,
   releaseDelivery,
   type ClaimedDelivery,
   type DueDelivery,
 } from './delivery-claim.repository.js'
-import type { DeliveryOutcome } from './delivery-outcome.js'
-import { nextAttemptAt } from './retry-schedule.js'
-import type { Sender } from './sender.js'
+import { decideOutcome, type DeliveryOutcome } from './delivery-outcome.js'
+import { dispatcherMetrics } from './dispatcher-metrics.js'
+import type { AttemptResult, Sender } from './sender.js'
 import { DELIVERIES_CHANNEL, onDeliveriesDue, onWebhookEndpointsChanged } from './wakeup.js'
 
 /** Where the dispatcher reports failed attempts and its own errors (pino's shape). */
@@ -104,8 +102,8 @@ const MAX_WAIT_MS = LEASE_MARGIN_MS - 1000
  * a crash is due again when its lease ends. It claims up to CLAIM_AHEAD times an endpoint's
  * bound in flight, so that the next attempts wait in memory for a slot rather than for a
  * pass and its write; one waiting longer than MAX_WAIT_MS is given back. Each outcome is
- * recorded: 2xx succeeded, anything else a retry at the schedule's next time, or failed after
- * the last. Woken by this process's writes (each committed write on PostgreSQL, each group
+ * recorded as decideOutcome (delivery-outcome.ts) says: 2xx succeeded, anything else a retry
+ * at the schedule's next time, or failed after the last. Woken by this process's writes (each committed write on PostgreSQL, each group
  * commit's batch on SQLite) while the database has an enabled endpoint, by deliveriesDue()
  * and, on PostgreSQL, by a manual retry's NOTIFY from another instance; and every
  * pollIntervalMs for retries and for deliveries that another process queued.
@@ -118,7 +116,7 @@ export function startDispatcher(options: DispatcherOptions): Dispatcher {
   const maxPerEndpoint = options.maxPerEndpoint ?? 4
   const leaseMs = options.timeoutMs + LEASE_MARGIN_MS
   const stopGraceMs = options.stopGraceMs ?? options.timeoutMs
-  const metrics = dispatcherMetrics(options)
+  const metrics = dispatcherMetrics(options.registry, clock)
 
   const maxHeldPerEndpoint = maxPerEndpoint * CLAIM_AHEAD
   const maxHeld = maxInFlight * CLAIM_AHEAD
@@ -264,14 +262,14 @@ export function startDispatcher(options: DispatcherOptions): Dispatcher {
 
   const attempt = (delivery: ClaimedDelivery) => {
     perEndpoint.set(delivery.endpoint_id, (perEndpoint.get(delivery.endpoint_id) ?? 0) + 1)
-    metrics.inFlight.inc()
+    metrics.inFlight(1)
     const done = send(delivery)
       .catch((error: unknown) => {
         if (!abandoned) options.log?.error({ err: error }, 'a webhook delivery attempt failed')
       })
       .finally(() => {
         running.delete(done)
-        metrics.inFlight.dec()
+        metrics.inFlight(-1)
         const n = (perEndpoint.get(delivery.endpoint_id) ?? 1) - 1
         if (n === 0) perEndpoint.delete(delivery.endpoint_id)
         else perEndpoint.set(delivery.endpoint_id, n)
@@ -287,56 +285,40 @@ export function startDispatcher(options: DispatcherOptions): Dispatcher {
 
   /** Makes the attempt and queues its outcome for the next pass to record. */
   const send = async (delivery: ClaimedDelivery): Promise<void> => {
-    const attempts = delivery.attempts + 1
     const startedAt = clock()
-    const result = delivery.event
+    const result: AttemptResult | undefined = delivery.event
       ? await sender.send({
           url: delivery.url,
           secret: delivery.secret,
           id: delivery.event_id,
           body: JSON.stringify(rowToEvent(delivery.event)),
         })
-      : {
-          ok: false,
-          error: 'the event is past its retention and was deleted',
-          statusCode: undefined,
-        }
+      : undefined
     // Abandoned by stop(): its lease will make it due again; the database may be closed.
     if (abandoned) return
-    const now = clock()
-    // A manual retry of a finished delivery is that one attempt: failed again if it fails.
-    const next =
-      result.ok || !delivery.event || delivery.manualRetry
-        ? undefined
-        : nextAttemptAt(schedule, attempts, now, random)
-    const outcome: DeliveryOutcome = {
-      status: result.ok
-        ? 'succeeded'
-        : next === undefined || next === 'failed'
-          ? 'failed'
-          : 'pending',
-      attempts,
-      // When it was made; the next one is due counting from its end.
-      lastAttemptAt: startedAt.toISOString(),
-      lastStatusCode: result.statusCode ?? null,
-      lastError: result.ok ? null : (result.error ?? null),
-      nextAttemptAt: next instanceof Date ? next.toISOString() : null,
-    }
+    const { decision, outcome } = decideOutcome(
+      { ...result, startedAt, endedAt: clock() },
+      {
+        attempts: delivery.attempts,
+        manualRetry: delivery.manualRetry,
+        eventDeleted: delivery.event === null,
+      },
+      schedule,
+      random(),
+    )
     finished.push({ delivery, outcome })
-    if (result.ok) failing.delete(delivery.endpoint_id)
+    if (decision.verdict === 'delivered') failing.delete(delivery.endpoint_id)
     else failing.add(delivery.endpoint_id)
-    metrics.outcomes.inc({
-      outcome: result.ok ? 'succeeded' : outcome.status === 'failed' ? 'failed' : 'retry',
-    })
-    if (!result.ok) {
+    metrics.attempted(decision)
+    if (decision.verdict !== 'delivered') {
       options.log?.warn(
         {
           endpointId: delivery.endpoint_id,
           eventId: delivery.event_id,
           deliveryId: delivery.id,
-          attempt: attempts,
-          statusCode: result.statusCode,
-          error: result.error,
+          attempt: outcome.attempts,
+          statusCode: outcome.lastStatusCode ?? undefined,
+          error: outcome.lastError ?? undefined,
           nextAttemptAt: outcome.nextAttemptAt,
         },
         'webhook delivery attempt failed',
@@ -420,48 +402,6 @@ export function startDispatcher(options: DispatcherOptions): Dispatcher {
         await record(outcomes, released, clock().toISOString(), async () => {}).catch(() => {})
       }
       metrics.unbind()
-    },
-  }
-}
-
-function dispatcherMetrics(options: DispatcherOptions) {
-  const registers = options.registry ? [options.registry] : []
-  let database: Database | undefined
-  const clock = options.clock ?? (() => new Date())
-  const outcomes = new Counter({
-    name: 'webhook_delivery_attempts_total',
-    help: 'Webhook delivery attempts, by outcome: succeeded, retry (failed, tried again later) or failed (the last).',
-    labelNames: ['outcome'],
-    registers,
-  })
-  const inFlight = new Gauge({
-    name: 'webhook_delivery_attempts_in_flight',
-    help: 'Webhook delivery attempts under way in this process.',
-    registers,
-  })
-  new Gauge({
-    name: 'webhook_oldest_pending_delivery_age_seconds',
-    help: 'Age of the oldest pending webhook delivery to an enabled endpoint (0 when none is).',
-    registers,
-    async collect() {
-      const oldest = database
-        ? await findOldestPending(database.kysely).catch(() => undefined)
-        : undefined
-      this.set(
-        oldest === undefined
-          ? 0
-          : Math.max(0, (clock().getTime() - Date.parse(toIso(oldest))) / 1000),
-      )
-    },
-  })
-  return {
-    outcomes,
-    inFlight,
-    bind(db: Database) {
-      database = db
-    },
-    unbind() {
-      database = undefined
     },
   }
 }

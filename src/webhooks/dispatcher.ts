@@ -15,6 +15,7 @@ import {
 } from './delivery-claim.repository.js'
 import { decideOutcome, type DeliveryOutcome } from './delivery-outcome.js'
 import { dispatcherMetrics } from './dispatcher-metrics.js'
+import { systemScheduler, type Cancel, type Scheduler } from './scheduler.js'
 import type { AttemptResult, Sender } from './sender.js'
 import { DELIVERIES_CHANNEL, onDeliveriesDue, onWebhookEndpointsChanged } from './wakeup.js'
 
@@ -32,8 +33,8 @@ export interface DispatcherOptions {
   timeoutMs: number
   /** WEBHOOK_RETRY_SCHEDULE: the delays of the retries, in seconds. */
   schedule: readonly number[]
-  /** The time; `new Date()` by default. */
-  clock?: () => Date
+  /** The clock and the timers (the process's own by default); tests pass a fake to move on. */
+  scheduler?: Scheduler
   /** The jitter's randomness, in [0, 1); Math.random by default. */
   random?: () => number
   /** Attempts in flight at most, all endpoints together. 32 by default. */
@@ -73,7 +74,7 @@ interface Waiting {
   delivery: ClaimedDelivery
   /** The end of its claim's lease. */
   leaseUntil: string
-  /** performance.now() when claimed. */
+  /** The scheduler's elapsedMs() when claimed. */
   claimedAt: number
 }
 
@@ -103,20 +104,22 @@ const MAX_WAIT_MS = LEASE_MARGIN_MS - 1000
  * bound in flight, so that the next attempts wait in memory for a slot rather than for a
  * pass and its write; one waiting longer than MAX_WAIT_MS is given back. Each outcome is
  * recorded as decideOutcome (delivery-outcome.ts) says: 2xx succeeded, anything else a retry
- * at the schedule's next time, or failed after the last. Woken by this process's writes (each committed write on PostgreSQL, each group
- * commit's batch on SQLite) while the database has an enabled endpoint, by deliveriesDue()
- * and, on PostgreSQL, by a manual retry's NOTIFY from another instance; and every
- * pollIntervalMs for retries and for deliveries that another process queued.
+ * at the schedule's next time, or failed after the last. Woken by this process's writes (each
+ * committed write on PostgreSQL, each group commit's batch on SQLite) while the database has
+ * an enabled endpoint, by deliveriesDue() and, on PostgreSQL, by a manual retry's NOTIFY from
+ * another instance; and every pollIntervalMs for retries and for deliveries that another
+ * process queued. Its clock and timers are the scheduler's (scheduler.ts), so that a test
+ * moves them on rather than waiting.
  */
 export function startDispatcher(options: DispatcherOptions): Dispatcher {
   const { database, sender, schedule } = options
-  const clock = options.clock ?? (() => new Date())
+  const scheduler = options.scheduler ?? systemScheduler
   const random = options.random ?? Math.random
   const maxInFlight = options.maxInFlight ?? 32
   const maxPerEndpoint = options.maxPerEndpoint ?? 4
   const leaseMs = options.timeoutMs + LEASE_MARGIN_MS
   const stopGraceMs = options.stopGraceMs ?? options.timeoutMs
-  const metrics = dispatcherMetrics(options.registry, clock)
+  const metrics = dispatcherMetrics(options.registry, () => scheduler.now())
 
   const maxHeldPerEndpoint = maxPerEndpoint * CLAIM_AHEAD
   const maxHeld = maxInFlight * CLAIM_AHEAD
@@ -137,8 +140,10 @@ export function startDispatcher(options: DispatcherOptions): Dispatcher {
   let stopped = false
   let abandoned = false
   let pumping = false
+  /** The last pass started: the one under way while `pumping`. */
+  let pass: Promise<void> = Promise.resolve()
   let pumpAgain = false
-  let wakeTimer: NodeJS.Timeout | undefined
+  let cancelWake: Cancel | undefined
 
   /**
    * One pass: records the outcomes of the attempts finished since the last pass and claims
@@ -146,13 +151,19 @@ export function startDispatcher(options: DispatcherOptions): Dispatcher {
    * commit of its own (an fsync, holding the event loop); with one write per outcome as well
    * as per claim, one endpoint took three times as many commits as the creates themselves.
    */
-  const pump = async (): Promise<void> => {
-    if (stopped) return
+  const pump = (): Promise<void> => {
+    if (stopped) return Promise.resolve()
+    // The pass under way makes one more round for this call.
     if (pumping) {
       pumpAgain = true
-      return
+      return pass
     }
     pumping = true
+    pass = passes()
+    return pass
+  }
+
+  const passes = async (): Promise<void> => {
     try {
       do {
         pumpAgain = false
@@ -160,7 +171,7 @@ export function startDispatcher(options: DispatcherOptions): Dispatcher {
           (perEndpoint.get(endpoint) ?? 0) + (waiting.get(endpoint)?.length ?? 0)
         const allHeld = running.size + [...waiting.values()].reduce((n, w) => n + w.length, 0)
         const free = maxHeld - allHeld
-        const now = clock()
+        const now = scheduler.now()
         const nowIso = now.toISOString()
         const scan = Math.min(Math.max(free, 0), 200)
         let due: DueDelivery[] = []
@@ -191,7 +202,7 @@ export function startDispatcher(options: DispatcherOptions): Dispatcher {
           claimDeliveries(tx, picked, nowIso, leaseUntil),
         )
         if (stopped) break
-        const claimedAt = performance.now()
+        const claimedAt = scheduler.elapsedMs()
         for (const delivery of await findAttempts(database.kysely, claimed)) {
           const queue = waiting.get(delivery.endpoint_id) ?? []
           queue.push({ delivery, leaseUntil, claimedAt })
@@ -243,7 +254,7 @@ export function startDispatcher(options: DispatcherOptions): Dispatcher {
    * that waited more than MAX_WAIT_MS (a slow endpoint's), for the next write to release.
    */
   const startWaiting = () => {
-    const now = performance.now()
+    const now = scheduler.elapsedMs()
     for (const [endpoint, queue] of waiting) {
       while (queue.length > 0 && now - queue[0]!.claimedAt > MAX_WAIT_MS) {
         expired.push(queue.shift()!)
@@ -285,7 +296,7 @@ export function startDispatcher(options: DispatcherOptions): Dispatcher {
 
   /** Makes the attempt and queues its outcome for the next pass to record. */
   const send = async (delivery: ClaimedDelivery): Promise<void> => {
-    const startedAt = clock()
+    const startedAt = scheduler.now()
     const result: AttemptResult | undefined = delivery.event
       ? await sender.send({
           url: delivery.url,
@@ -297,7 +308,7 @@ export function startDispatcher(options: DispatcherOptions): Dispatcher {
     // Abandoned by stop(): its lease will make it due again; the database may be closed.
     if (abandoned) return
     const { decision, outcome } = decideOutcome(
-      { ...result, startedAt, endedAt: clock() },
+      { ...result, startedAt, endedAt: scheduler.now() },
       {
         attempts: delivery.attempts,
         manualRetry: delivery.manualRetry,
@@ -328,11 +339,11 @@ export function startDispatcher(options: DispatcherOptions): Dispatcher {
 
   // Wake-ups come in bursts (a batch of creates): one look for due deliveries serves them all.
   const wake = () => {
-    if (stopped || wakeTimer) return
-    wakeTimer = setTimeout(() => {
-      wakeTimer = undefined
-      void pump()
-    }, 5)
+    if (stopped || cancelWake) return
+    cancelWake = scheduler.soon(5, () => {
+      cancelWake = undefined
+      return pump()
+    })
   }
 
   /**
@@ -364,12 +375,10 @@ export function startDispatcher(options: DispatcherOptions): Dispatcher {
   if (database.listen) stopListening.push(database.listen(DELIVERIES_CHANNEL, wake))
   if (database.onWriteBatch) stopListening.push(database.onWriteBatch(wakeOnWrite))
   if (database.onWriteCommitted) stopListening.push(database.onWriteCommitted(wakeOnWrite))
-  const poll = setInterval(() => {
+  const stopPolling = scheduler.every(options.pollIntervalMs ?? 1000, () => {
     if (stopped) return
-    void readEndpoints()
-    void pump()
-  }, options.pollIntervalMs ?? 1000)
-  poll.unref()
+    return Promise.all([readEndpoints(), pump()])
+  })
   metrics.bind(database)
   void readEndpoints()
   wake()
@@ -379,18 +388,18 @@ export function startDispatcher(options: DispatcherOptions): Dispatcher {
     inFlight: () => running.size,
     async stop() {
       stopped = true
-      clearInterval(poll)
-      clearTimeout(wakeTimer)
+      stopPolling()
+      cancelWake?.()
       await Promise.all(stopListening.map((stop) => stop()))
-      let timer: NodeJS.Timeout | undefined
+      let endGrace: Cancel | undefined
       const grace = new Promise<void>((resolve) => {
-        timer = setTimeout(resolve, stopGraceMs)
+        endGrace = scheduler.after(stopGraceMs, resolve)
       })
       await Promise.race([Promise.all(running), grace])
-      clearTimeout(timer)
+      endGrace?.()
       if (running.size > 0) abandoned = true
       // Let a claim under way finish, so that nothing runs on the database after stop.
-      while (pumping) await new Promise((resolve) => setTimeout(resolve, 5))
+      await pass
       // What the finished attempts came to, which no pass will record now.
       // and the deliveries claimed ahead, due again now rather than when their lease ends.
       const outcomes = finished
@@ -399,7 +408,9 @@ export function startDispatcher(options: DispatcherOptions): Dispatcher {
       expired = []
       waiting.clear()
       if (outcomes.length > 0 || released.length > 0) {
-        await record(outcomes, released, clock().toISOString(), async () => {}).catch(() => {})
+        await record(outcomes, released, scheduler.now().toISOString(), async () => {}).catch(
+          () => {},
+        )
       }
       metrics.unbind()
     },

@@ -12,7 +12,7 @@ import {
   findDueDeliveries,
   findOldestPending,
   recordOutcomes,
-} from '../src/webhooks/delivery.repository.js'
+} from '../src/webhooks/delivery-claim.repository.js'
 import { startDispatcher, type DispatcherOptions } from '../src/webhooks/dispatcher.js'
 import { createSender } from '../src/webhooks/sender.js'
 import { readFeed } from './event-helpers.js'
@@ -24,6 +24,7 @@ import {
   POSTGRES_URL,
   type TestApi,
 } from './helpers.js'
+import { fakeScheduler, type FakeScheduler } from './webhook-fake-scheduler.js'
 import { startReceiver, type Answer, type Receiver } from './webhook-receiver.js'
 
 interface Setup {
@@ -31,6 +32,11 @@ interface Setup {
   receiver: Receiver
   /** Creates an endpoint at the receiver's `path`, which the receiver then verifies. */
   endpoint(path: string, events?: string[]): Promise<string>
+  /**
+   * A clock that stands still until the test moves it on: a dispatcher started with
+   * `{ scheduler: s.clock }` polls, retries and gives up waiting on it alone.
+   */
+  clock: FakeScheduler
   /** Starts a dispatcher on the test's database (stopped when the test ends, at the latest). */
   dispatch(options?: Partial<DispatcherOptions>): ReturnType<typeof startDispatcher>
 }
@@ -46,9 +52,11 @@ async function setup(
   const timeoutMs = defaults.timeoutMs ?? 2000
   const sender = createSender({ timeoutMs, allowPrivate: true })
   t.after(() => sender.close())
+  const clock = fakeScheduler()
   return {
     api,
     receiver,
+    clock,
     async endpoint(path, events = ['*']) {
       const res = await api.post('/webhook-endpoints', { url: `${receiver.url}${path}`, events })
       assert.equal(res.statusCode, 200, res.body)
@@ -63,7 +71,10 @@ async function setup(
         schedule: defaults.schedule ?? [1, 1],
         ...options,
       })
-      t.after(() => dispatcher.stop())
+      // On the fake clock, stop's grace for the attempts in flight passes as the clock moves.
+      t.after(() =>
+        options.scheduler === clock ? clock.settle(dispatcher.stop()) : dispatcher.stop(),
+      )
       return dispatcher
     },
   }
@@ -80,12 +91,22 @@ async function deliveriesOf(database: Database, endpointId: string) {
   return rows
 }
 
-/** Waits until `check` holds (polling), or fails after `timeoutMs`. */
-async function until(check: () => Promise<boolean>, timeoutMs = 10_000, what = 'condition') {
+/**
+ * Waits until `check` holds, or fails after `timeoutMs`: polls the database while the
+ * receiver answers and the dispatcher records. With a fake `clock`, each round runs the passes
+ * the dispatcher asked for (the clock does not move).
+ */
+async function until(
+  check: () => Promise<boolean>,
+  timeoutMs = 10_000,
+  what = 'condition',
+  clock?: FakeScheduler,
+) {
   const deadline = Date.now() + timeoutMs
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error(`${what} not reached within ${timeoutMs} ms`)
-    await new Promise((resolve) => setTimeout(resolve, 25))
+    await clock?.flush()
+    await new Promise((resolve) => setTimeout(resolve, clock ? 10 : 25))
   }
 }
 
@@ -159,22 +180,36 @@ describeEachDialect('webhook dispatcher', (dialect) => {
       schedule: [1, 1, 1],
     })
     const endpoint = await s.endpoint('/flaky')
-    s.dispatch()
+    const clock = s.clock
+    // Polled every 100 ms of the clock, so that polls before the retry's time find it not due.
+    s.dispatch({ scheduler: clock, random: () => 0, pollIntervalMs: 100 })
     await s.api.createProduct({ name: 'Shirt' })
-    await s.receiver.waitFor(3, 8000)
+    await clock.flush()
+    const stored = async () => (await deliveriesOf(s.api.database, endpoint))[0]!
+    for (let attempts = 1; attempts <= 2; attempts++) {
+      await s.receiver.waitFor(attempts, 3000)
+      await until(async () => (await stored()).attempts === attempts, 5000, 'recorded', clock)
+      const delivery = await stored()
+      assert.equal(delivery.status, 'pending')
+      assert.equal(delivery.last_status_code, 503)
+      // 1 s after the attempt (the clock stood still while it was made).
+      const due = clock.now().getTime() + 1000
+      assert.equal(toIso(delivery.next_attempt_at!), new Date(due).toISOString())
+      // The polls before its time leave it alone (a claim would have leased it).
+      await clock.advance(999)
+      assert.equal(toIso((await stored()).next_attempt_at!), new Date(due).toISOString())
+      assert.equal(s.receiver.received.length, attempts, 'retried before its time')
+      await clock.advance(1)
+    }
+    await s.receiver.waitFor(3, 3000)
     const [first, second, third] = s.receiver.received
     assert.equal(second!.id, first!.id)
     assert.equal(third!.body, first!.body)
-    // 1 s each, with up to 10 % jitter; the poll finds a due retry within about a second.
-    assert.ok(second!.at - first!.at >= 1000, `${second!.at - first!.at} ms`)
-    assert.ok(second!.at - first!.at < 3200, `${second!.at - first!.at} ms`)
-    await until(
-      async () => (await deliveriesOf(s.api.database, endpoint))[0]?.status === 'succeeded',
-      5000,
-    )
-    const [delivery] = await deliveriesOf(s.api.database, endpoint)
-    assert.equal(delivery!.attempts, 3)
-    assert.equal(delivery!.last_status_code, 204)
+    await until(async () => (await stored()).status === 'succeeded', 5000, 'succeeded', clock)
+    const delivery = await stored()
+    assert.equal(delivery.attempts, 3)
+    assert.equal(delivery.last_status_code, 204)
+    assert.equal(delivery.next_attempt_at, null)
     assert.deepEqual(s.receiver.rejected, [])
   })
 
@@ -193,16 +228,30 @@ describeEachDialect('webhook dispatcher', (dialect) => {
       error: (object: Record<string, unknown>, message: string) => logged.push({ object, message }),
     }
     const registry = new Registry()
-    s.dispatch({ log, registry })
+    const clock = s.clock
+    s.dispatch({ log, registry, scheduler: clock, random: () => 0 })
     await s.api.createProduct({ name: 'Shirt' })
     await until(
       async () =>
         [
           ...(await deliveriesOf(s.api.database, down)),
           ...(await deliveriesOf(s.api.database, moved)),
+        ].every((d) => d.attempts === 1),
+      5000,
+      'first attempts recorded',
+      clock,
+    )
+    // The retry's time: 1 s later.
+    await clock.advance(1000)
+    await until(
+      async () =>
+        [
+          ...(await deliveriesOf(s.api.database, down)),
+          ...(await deliveriesOf(s.api.database, moved)),
         ].every((d) => d.status === 'failed'),
-      8000,
+      5000,
       'failed',
+      clock,
     )
     for (const endpoint of [down, moved]) {
       const [delivery] = await deliveriesOf(s.api.database, endpoint)
@@ -258,14 +307,15 @@ describeEachDialect('webhook dispatcher', (dialect) => {
   it("a write wakes its own process's dispatcher at once, not at the next poll", async (t) => {
     const s = await setup(t, dialect)
     await s.endpoint('/now')
-    s.dispatch({ pollIntervalMs: 60_000 })
-    // Let the dispatcher's first pass, made as it starts, find nothing.
-    await new Promise((resolve) => setTimeout(resolve, 100))
+    // The clock stands still: no poll ever runs, only the passes that something asked for.
+    s.dispatch({ scheduler: s.clock })
+    // Its first pass, made as it starts, finds nothing.
+    await s.clock.flush()
     for (let i = 0; i < 3; i++) {
-      const sent = Date.now()
       await s.api.createProduct({ name: `P${i}` })
-      await s.receiver.waitFor(i + 1, 1000)
-      assert.ok(Date.now() - sent < 1000)
+      assert.ok(s.clock.queued() > 0, 'the write asked for no pass')
+      await s.clock.flush()
+      await s.receiver.waitFor(i + 1, 2000)
     }
   })
 
@@ -281,20 +331,21 @@ describeEachDialect('webhook dispatcher', (dialect) => {
     })
     // On the database object itself: the endpoint routes signal their changes to it.
     Object.assign(s.api.database, { kysely: counting })
-    s.dispatch({ pollIntervalMs: 60_000 })
-    // Its first pass, made as it starts, and its first read of the endpoints, begun with it.
-    await until(async () => looks > 0, 5000, 'the first pass')
-    await new Promise((resolve) => setTimeout(resolve, 100))
+    s.dispatch({ scheduler: s.clock })
+    // A poll: it reads that no endpoint is enabled, and looks for due deliveries.
+    await s.clock.advance(1000)
+    assert.ok(looks > 0, 'the poll looked')
     looks = 0
     for (let i = 0; i < 5; i++) await s.api.createProduct({ name: `Unheard ${i}` })
-    await new Promise((resolve) => setTimeout(resolve, 100))
+    assert.equal(s.clock.queued(), 0, 'writes with no endpoint asked for a pass')
+    await s.clock.flush()
     assert.equal(looks, 0, 'writes with no endpoint woke a pass')
 
     await s.endpoint('/first')
-    const sent = Date.now()
     await s.api.createProduct({ name: 'Heard' })
-    await s.receiver.waitFor(1, 1000)
-    assert.ok(Date.now() - sent < 1000)
+    assert.ok(s.clock.queued() > 0, 'the write asked for no pass')
+    await s.clock.flush()
+    await s.receiver.waitFor(1, 2000)
     assert.ok(looks > 0)
   })
 
@@ -303,8 +354,10 @@ describeEachDialect('webhook dispatcher', (dialect) => {
     const endpointId = await s.endpoint('/elsewhere')
     const disabled = await s.api.patch(`/webhook-endpoints/${endpointId}`, { enabled: false })
     assert.equal(disabled.statusCode, 200, disabled.body)
-    s.dispatch({ pollIntervalMs: 300 })
-    await new Promise((resolve) => setTimeout(resolve, 100))
+    const clock = s.clock
+    s.dispatch({ scheduler: clock, pollIntervalMs: 300 })
+    // A poll: no endpoint is enabled.
+    await clock.advance(300)
     // As another instance would: straight to the table, so this process is told nothing.
     await s.api.database.kysely
       .updateTable('webhook_endpoints')
@@ -312,12 +365,21 @@ describeEachDialect('webhook dispatcher', (dialect) => {
       .where('id', '=', endpointId)
       .execute()
     await s.api.createProduct({ name: 'Found by the poll' })
+    assert.equal(clock.queued(), 0, 'the write asked for a pass')
+    // The next poll finds its delivery, and reads that the endpoint is enabled.
+    await clock.advance(300)
     await s.receiver.waitFor(1, 2000)
-    await new Promise((resolve) => setTimeout(resolve, 400))
-    const sent = Date.now()
+    await until(
+      async () => (await deliveriesOf(s.api.database, endpointId))[0]?.status === 'succeeded',
+      5000,
+      'the outcome recorded',
+      clock,
+    )
+    await clock.flush()
     await s.api.createProduct({ name: 'Woken by its write' })
+    assert.ok(clock.queued() > 0, 'the write asked for no pass')
+    await clock.flush()
     await s.receiver.waitFor(2, 2000)
-    assert.ok(Date.now() - sent < 1000)
   })
 
   it(
@@ -416,17 +478,19 @@ describeEachDialect('webhook dispatcher', (dialect) => {
     const s = await setup(t, dialect, () => 'hang', { timeoutMs: 30_000 })
     const endpoint = await s.endpoint('/slow')
     for (let i = 0; i < 20; i++) await s.api.createProduct({ name: `P${i}` })
+    const clock = s.clock
     const leased = async () => {
-      const now = new Date().toISOString()
+      const now = clock.now().toISOString()
       const rows = await deliveriesOf(s.api.database, endpoint)
       return rows.filter((d) => new Date(d.next_attempt_at!).toISOString() > now).length
     }
-    const dispatcher = s.dispatch({ maxPerEndpoint: 1, stopGraceMs: 100 })
+    const dispatcher = s.dispatch({ scheduler: clock, maxPerEndpoint: 1, stopGraceMs: 100 })
+    await clock.flush()
     await s.receiver.waitFor(1, 3000)
     // One attempt in flight (the bound), fifteen more claimed ahead (16 times the bound).
-    await until(async () => (await leased()) === 16, 3000, '16 deliveries claimed')
+    await until(async () => (await leased()) === 16, 3000, '16 deliveries claimed', clock)
     assert.equal(dispatcher.inFlight(), 1)
-    await dispatcher.stop()
+    await clock.settle(dispatcher.stop())
     // Those claimed ahead are due again now; the abandoned attempt's keeps its lease.
     assert.equal(await leased(), 1)
     assert.equal(s.receiver.received.length, 1)
@@ -521,7 +585,8 @@ describeEachDialect('webhook dispatcher', (dialect) => {
     )
     const failing = await s.endpoint('/failing')
     const healthy = await s.endpoint('/healthy')
-    s.dispatch({ maxPerEndpoint: 1, stopGraceMs: 100 })
+    const clock = s.clock
+    s.dispatch({ scheduler: clock, maxPerEndpoint: 1, stopGraceMs: 100 })
     await s.api.createProduct({ name: 'First' })
     const database = s.api.database
     await until(
@@ -530,17 +595,19 @@ describeEachDialect('webhook dispatcher', (dialect) => {
         (await deliveriesOf(database, healthy))[0]?.status === 'succeeded',
       3000,
       'first outcomes recorded',
+      clock,
     )
     for (let i = 0; i < 20; i++) await s.api.createProduct({ name: `P${i}` })
     // Claimed: leased and never attempted yet (in flight, or waiting for the slot).
     const claimed = async (endpoint: string) => {
-      const now = new Date()
+      const now = clock.now()
       return (await deliveriesOf(database, endpoint)).filter(
         (d) => d.attempts === 0 && new Date(d.next_attempt_at!) > now,
       ).length
     }
-    await until(async () => (await claimed(healthy)) === 16, 3000, '16 claimed for /healthy')
-    await new Promise((resolve) => setTimeout(resolve, 200))
+    await until(async () => (await claimed(healthy)) === 16, 3000, '16 claimed for /healthy', clock)
+    // Every pass asked for has run.
+    await clock.flush()
     assert.equal(await claimed(failing), 1)
     assert.equal(await claimed(healthy), 16)
   })
@@ -550,23 +617,34 @@ describeEachDialect('webhook dispatcher', (dialect) => {
       timeoutMs: 30_000,
     })
     const endpoint = await s.endpoint('/slow')
-    const first = s.dispatch({ stopGraceMs: 100 })
+    const clock = s.clock
+    const first = s.dispatch({ scheduler: clock, stopGraceMs: 100 })
     await s.api.createProduct({ name: 'Shirt' })
+    await clock.flush()
     await s.receiver.waitFor(1, 3000)
-    await first.stop()
+    await clock.settle(first.stop())
     let [delivery] = await deliveriesOf(s.api.database, endpoint)
     assert.equal(delivery!.status, 'pending')
     assert.equal(delivery!.attempts, 0)
-    // Due again when its lease (timeout + 5 s) ends: a dispatcher 36 s later takes it.
-    const later = s.dispatch({ clock: () => new Date(Date.now() + 36_000) })
+    // Due again when its lease (timeout + 5 s from the claim) ends, and not before.
+    const leaseEnd = Date.parse(toIso(delivery!.next_attempt_at!))
+    assert.equal(leaseEnd - clock.now().getTime(), 35_000 - 100)
+    const later = s.dispatch({ scheduler: clock })
+    await clock.advance(leaseEnd - 1 - clock.now().getTime())
+    ;[delivery] = await deliveriesOf(s.api.database, endpoint)
+    assert.equal(toIso(delivery!.next_attempt_at!), new Date(leaseEnd).toISOString())
+    // The first poll after it takes it.
+    await clock.advance(1000)
     await s.receiver.waitFor(2, 3000)
     await until(
       async () => (await deliveriesOf(s.api.database, endpoint))[0]?.status === 'succeeded',
       3000,
+      'succeeded',
+      clock,
     )
     ;[delivery] = await deliveriesOf(s.api.database, endpoint)
     assert.equal(delivery!.attempts, 1)
-    await later.stop()
+    await clock.settle(later.stop())
   })
 })
 
@@ -609,7 +687,20 @@ it(
       }),
     )
     await receiver.waitFor(count, 10_000)
-    await new Promise((resolve) => setTimeout(resolve, 1500))
+    // Once every outcome is recorded no claim can be made again; stopping waits for the
+    // attempts in flight, so a second attempt of any of them would have arrived by then.
+    await until(
+      async () =>
+        (
+          await databases[0]!.kysely
+            .selectFrom('webhook_deliveries')
+            .select('status')
+            .where('status', '<>', 'succeeded')
+            .execute()
+        ).length === 0,
+      10_000,
+      'every outcome recorded',
+    )
     await Promise.all(dispatchers.map((dispatcher) => dispatcher.stop()))
     const ids = receiver.received.map((r) => r.id)
     assert.equal(ids.length, count)
@@ -799,11 +890,14 @@ describeEachDialect('webhook deliveries routes', (dialect) => {
     let up = false
     const s = await setup(t, dialect, () => (up ? 200 : 500), { schedule: [1] })
     const endpoint = await s.endpoint('/retry')
-    s.dispatch()
+    const clock = s.clock
+    s.dispatch({ scheduler: clock, random: () => 0 })
     await s.api.createProduct({ name: 'Shirt' })
     const listed = async () =>
       (await s.api.get(`/webhook-endpoints/${endpoint}/deliveries`)).json().data[0]
-    await until(async () => (await listed()).status === 'failed', 8000, 'failed')
+    await until(async () => (await listed()).attempts === 1, 5000, 'first attempt', clock)
+    await clock.advance(1000)
+    await until(async () => (await listed()).status === 'failed', 5000, 'failed', clock)
     let delivery = await listed()
     assert.equal(delivery.attempts, 2)
     assert.equal(delivery.lastStatusCode, 500)
@@ -814,16 +908,15 @@ describeEachDialect('webhook deliveries routes', (dialect) => {
     let res = await retry()
     assert.equal(res.statusCode, 200, res.body)
     assert.equal(res.json().data.status, 'pending')
-    const asked = Date.now()
-    await until(async () => (await listed()).attempts === 3, 3000, 'third attempt')
-    assert.ok(Date.now() - asked < 2500)
-    await until(async () => (await listed()).status === 'failed', 3000, 'failed again')
+    // Now: the clock does not move.
+    await until(async () => (await listed()).attempts === 3, 3000, 'third attempt', clock)
+    await until(async () => (await listed()).status === 'failed', 3000, 'failed again', clock)
     assert.equal(s.receiver.received.length, 3)
 
     up = true
     res = await retry()
     assert.equal(res.statusCode, 200, res.body)
-    await until(async () => (await listed()).status === 'succeeded', 3000, 'succeeded')
+    await until(async () => (await listed()).status === 'succeeded', 3000, 'succeeded', clock)
     delivery = await listed()
     assert.equal(delivery.attempts, 4)
     assert.equal(delivery.lastStatusCode, 200)
@@ -836,25 +929,28 @@ describeEachDialect('webhook deliveries routes', (dialect) => {
     let answers = 0
     const s = await setup(t, dialect, () => (answers++, 500), { schedule: [1] })
     const endpoint = await s.endpoint('/retry')
-    const first = s.dispatch()
+    const clock = s.clock
+    const first = s.dispatch({ scheduler: clock, random: () => 0 })
     await s.api.createProduct({ name: 'Shirt' })
     const listed = async () =>
       (await s.api.get(`/webhook-endpoints/${endpoint}/deliveries`)).json().data[0]
-    await until(async () => (await listed()).status === 'failed', 8000, 'failed')
-    await first.stop()
+    await until(async () => (await listed()).attempts === 1, 5000, 'first attempt', clock)
+    await clock.advance(1000)
+    await until(async () => (await listed()).status === 'failed', 5000, 'failed', clock)
+    await clock.settle(first.stop())
     // The operator lengthens WEBHOOK_RETRY_SCHEDULE: the failed delivery has had 2 attempts of
     // 4, yet a manual retry is one attempt, not a new start of the schedule.
-    s.dispatch({ schedule: [1, 1, 1] })
+    s.dispatch({ scheduler: clock, schedule: [1, 1, 1] })
     const { id } = await listed()
     const retry = () =>
       s.api.request('POST', `/webhook-endpoints/${endpoint}/deliveries/${id}/retry`)
     const [once, twice] = [await retry(), await retry()]
     assert.equal(once.statusCode, 200, once.body)
     assert.equal(twice.statusCode, 200, twice.body)
-    await until(async () => (await listed()).attempts === 3, 3000, 'third attempt')
-    await until(async () => (await listed()).status === 'failed', 3000, 'failed again')
+    await until(async () => (await listed()).attempts === 3, 3000, 'third attempt', clock)
+    await until(async () => (await listed()).status === 'failed', 3000, 'failed again', clock)
     // Past when a retry on the schedule, or a second attempt for the second click, would be.
-    await new Promise((resolve) => setTimeout(resolve, 1500))
+    await clock.advance(1500)
     const delivery = await listed()
     assert.equal(delivery.status, 'failed')
     assert.equal(delivery.attempts, 3)

@@ -1,25 +1,23 @@
-import { Counter, Gauge, type Registry } from 'prom-client'
 import type { Transaction } from 'kysely'
+import type { Registry } from 'prom-client'
 import type { Database } from '../db/database.js'
 import type { DB } from '../db/schema.js'
-import { toIso } from '../db/values.js'
 import { rowToEvent } from '../events/event.service.js'
 import {
   claimDeliveries,
-  DELIVERIES_CHANNEL,
   findAttempts,
   findDueDeliveries,
-  findOldestPending,
   hasEnabledEndpoint,
   recordOutcomes,
   releaseDelivery,
   type ClaimedDelivery,
-  type DeliveryOutcome,
   type DueDelivery,
-} from './delivery.repository.js'
-import { nextAttemptAt } from './retry-schedule.js'
-import type { Sender } from './sender.js'
-import { onDeliveriesDue, onWebhookEndpointsChanged } from './wakeup.js'
+} from './delivery-claim.repository.js'
+import { decideOutcome, type DeliveryOutcome } from './delivery-outcome.js'
+import { dispatcherMetrics } from './dispatcher-metrics.js'
+import { systemScheduler, type Cancel, type Scheduler } from './scheduler.js'
+import type { AttemptResult, Sender } from './sender.js'
+import { DELIVERIES_CHANNEL, onDeliveriesDue, onWebhookEndpointsChanged } from './wakeup.js'
 
 /** Where the dispatcher reports failed attempts and its own errors (pino's shape). */
 export interface DispatcherLog {
@@ -35,8 +33,8 @@ export interface DispatcherOptions {
   timeoutMs: number
   /** WEBHOOK_RETRY_SCHEDULE: the delays of the retries, in seconds. */
   schedule: readonly number[]
-  /** The time; `new Date()` by default. */
-  clock?: () => Date
+  /** The clock and the timers (the process's own by default); tests pass a fake to move on. */
+  scheduler?: Scheduler
   /** The jitter's randomness, in [0, 1); Math.random by default. */
   random?: () => number
   /** Attempts in flight at most, all endpoints together. 32 by default. */
@@ -76,7 +74,7 @@ interface Waiting {
   delivery: ClaimedDelivery
   /** The end of its claim's lease. */
   leaseUntil: string
-  /** performance.now() when claimed. */
+  /** The scheduler's elapsedMs() when claimed. */
   claimedAt: number
 }
 
@@ -105,21 +103,23 @@ const MAX_WAIT_MS = LEASE_MARGIN_MS - 1000
  * a crash is due again when its lease ends. It claims up to CLAIM_AHEAD times an endpoint's
  * bound in flight, so that the next attempts wait in memory for a slot rather than for a
  * pass and its write; one waiting longer than MAX_WAIT_MS is given back. Each outcome is
- * recorded: 2xx succeeded, anything else a retry at the schedule's next time, or failed after
- * the last. Woken by this process's writes (each committed write on PostgreSQL, each group
- * commit's batch on SQLite) while the database has an enabled endpoint, by deliveriesDue()
- * and, on PostgreSQL, by a manual retry's NOTIFY from another instance; and every
- * pollIntervalMs for retries and for deliveries that another process queued.
+ * recorded as decideOutcome (delivery-outcome.ts) says: 2xx succeeded, anything else a retry
+ * at the schedule's next time, or failed after the last. Woken by this process's writes (each
+ * committed write on PostgreSQL, each group commit's batch on SQLite) while the database has
+ * an enabled endpoint, by deliveriesDue() and, on PostgreSQL, by a manual retry's NOTIFY from
+ * another instance; and every pollIntervalMs for retries and for deliveries that another
+ * process queued. Its clock and timers are the scheduler's (scheduler.ts), so that a test
+ * moves them on rather than waiting.
  */
 export function startDispatcher(options: DispatcherOptions): Dispatcher {
   const { database, sender, schedule } = options
-  const clock = options.clock ?? (() => new Date())
+  const scheduler = options.scheduler ?? systemScheduler
   const random = options.random ?? Math.random
   const maxInFlight = options.maxInFlight ?? 32
   const maxPerEndpoint = options.maxPerEndpoint ?? 4
   const leaseMs = options.timeoutMs + LEASE_MARGIN_MS
   const stopGraceMs = options.stopGraceMs ?? options.timeoutMs
-  const metrics = dispatcherMetrics(options)
+  const metrics = dispatcherMetrics(options.registry, () => scheduler.now())
 
   const maxHeldPerEndpoint = maxPerEndpoint * CLAIM_AHEAD
   const maxHeld = maxInFlight * CLAIM_AHEAD
@@ -140,8 +140,10 @@ export function startDispatcher(options: DispatcherOptions): Dispatcher {
   let stopped = false
   let abandoned = false
   let pumping = false
+  /** The last pass started: the one under way while `pumping`. */
+  let pass: Promise<void> = Promise.resolve()
   let pumpAgain = false
-  let wakeTimer: NodeJS.Timeout | undefined
+  let cancelWake: Cancel | undefined
 
   /**
    * One pass: records the outcomes of the attempts finished since the last pass and claims
@@ -149,13 +151,19 @@ export function startDispatcher(options: DispatcherOptions): Dispatcher {
    * commit of its own (an fsync, holding the event loop); with one write per outcome as well
    * as per claim, one endpoint took three times as many commits as the creates themselves.
    */
-  const pump = async (): Promise<void> => {
-    if (stopped) return
+  const pump = (): Promise<void> => {
+    if (stopped) return Promise.resolve()
+    // The pass under way makes one more round for this call.
     if (pumping) {
       pumpAgain = true
-      return
+      return pass
     }
     pumping = true
+    pass = passes()
+    return pass
+  }
+
+  const passes = async (): Promise<void> => {
     try {
       do {
         pumpAgain = false
@@ -163,7 +171,7 @@ export function startDispatcher(options: DispatcherOptions): Dispatcher {
           (perEndpoint.get(endpoint) ?? 0) + (waiting.get(endpoint)?.length ?? 0)
         const allHeld = running.size + [...waiting.values()].reduce((n, w) => n + w.length, 0)
         const free = maxHeld - allHeld
-        const now = clock()
+        const now = scheduler.now()
         const nowIso = now.toISOString()
         const scan = Math.min(Math.max(free, 0), 200)
         let due: DueDelivery[] = []
@@ -194,7 +202,7 @@ export function startDispatcher(options: DispatcherOptions): Dispatcher {
           claimDeliveries(tx, picked, nowIso, leaseUntil),
         )
         if (stopped) break
-        const claimedAt = performance.now()
+        const claimedAt = scheduler.elapsedMs()
         for (const delivery of await findAttempts(database.kysely, claimed)) {
           const queue = waiting.get(delivery.endpoint_id) ?? []
           queue.push({ delivery, leaseUntil, claimedAt })
@@ -246,7 +254,7 @@ export function startDispatcher(options: DispatcherOptions): Dispatcher {
    * that waited more than MAX_WAIT_MS (a slow endpoint's), for the next write to release.
    */
   const startWaiting = () => {
-    const now = performance.now()
+    const now = scheduler.elapsedMs()
     for (const [endpoint, queue] of waiting) {
       while (queue.length > 0 && now - queue[0]!.claimedAt > MAX_WAIT_MS) {
         expired.push(queue.shift()!)
@@ -265,14 +273,14 @@ export function startDispatcher(options: DispatcherOptions): Dispatcher {
 
   const attempt = (delivery: ClaimedDelivery) => {
     perEndpoint.set(delivery.endpoint_id, (perEndpoint.get(delivery.endpoint_id) ?? 0) + 1)
-    metrics.inFlight.inc()
+    metrics.inFlight(1)
     const done = send(delivery)
       .catch((error: unknown) => {
         if (!abandoned) options.log?.error({ err: error }, 'a webhook delivery attempt failed')
       })
       .finally(() => {
         running.delete(done)
-        metrics.inFlight.dec()
+        metrics.inFlight(-1)
         const n = (perEndpoint.get(delivery.endpoint_id) ?? 1) - 1
         if (n === 0) perEndpoint.delete(delivery.endpoint_id)
         else perEndpoint.set(delivery.endpoint_id, n)
@@ -288,56 +296,40 @@ export function startDispatcher(options: DispatcherOptions): Dispatcher {
 
   /** Makes the attempt and queues its outcome for the next pass to record. */
   const send = async (delivery: ClaimedDelivery): Promise<void> => {
-    const attempts = delivery.attempts + 1
-    const startedAt = clock()
-    const result = delivery.event
+    const startedAt = scheduler.now()
+    const result: AttemptResult | undefined = delivery.event
       ? await sender.send({
           url: delivery.url,
           secret: delivery.secret,
           id: delivery.event_id,
           body: JSON.stringify(rowToEvent(delivery.event)),
         })
-      : {
-          ok: false,
-          error: 'the event is past its retention and was deleted',
-          statusCode: undefined,
-        }
+      : undefined
     // Abandoned by stop(): its lease will make it due again; the database may be closed.
     if (abandoned) return
-    const now = clock()
-    // A manual retry of a finished delivery is that one attempt: failed again if it fails.
-    const next =
-      result.ok || !delivery.event || delivery.manualRetry
-        ? undefined
-        : nextAttemptAt(schedule, attempts, now, random)
-    const outcome: DeliveryOutcome = {
-      status: result.ok
-        ? 'succeeded'
-        : next === undefined || next === 'failed'
-          ? 'failed'
-          : 'pending',
-      attempts,
-      // When it was made; the next one is due counting from its end.
-      lastAttemptAt: startedAt.toISOString(),
-      lastStatusCode: result.statusCode ?? null,
-      lastError: result.ok ? null : (result.error ?? null),
-      nextAttemptAt: next instanceof Date ? next.toISOString() : null,
-    }
+    const { decision, outcome } = decideOutcome(
+      { ...result, startedAt, endedAt: scheduler.now() },
+      {
+        attempts: delivery.attempts,
+        manualRetry: delivery.manualRetry,
+        eventDeleted: delivery.event === null,
+      },
+      schedule,
+      random(),
+    )
     finished.push({ delivery, outcome })
-    if (result.ok) failing.delete(delivery.endpoint_id)
+    if (decision.verdict === 'delivered') failing.delete(delivery.endpoint_id)
     else failing.add(delivery.endpoint_id)
-    metrics.outcomes.inc({
-      outcome: result.ok ? 'succeeded' : outcome.status === 'failed' ? 'failed' : 'retry',
-    })
-    if (!result.ok) {
+    metrics.attempted(decision)
+    if (decision.verdict !== 'delivered') {
       options.log?.warn(
         {
           endpointId: delivery.endpoint_id,
           eventId: delivery.event_id,
           deliveryId: delivery.id,
-          attempt: attempts,
-          statusCode: result.statusCode,
-          error: result.error,
+          attempt: outcome.attempts,
+          statusCode: outcome.lastStatusCode ?? undefined,
+          error: outcome.lastError ?? undefined,
           nextAttemptAt: outcome.nextAttemptAt,
         },
         'webhook delivery attempt failed',
@@ -347,11 +339,11 @@ export function startDispatcher(options: DispatcherOptions): Dispatcher {
 
   // Wake-ups come in bursts (a batch of creates): one look for due deliveries serves them all.
   const wake = () => {
-    if (stopped || wakeTimer) return
-    wakeTimer = setTimeout(() => {
-      wakeTimer = undefined
-      void pump()
-    }, 5)
+    if (stopped || cancelWake) return
+    cancelWake = scheduler.soon(5, () => {
+      cancelWake = undefined
+      return pump()
+    })
   }
 
   /**
@@ -383,12 +375,10 @@ export function startDispatcher(options: DispatcherOptions): Dispatcher {
   if (database.listen) stopListening.push(database.listen(DELIVERIES_CHANNEL, wake))
   if (database.onWriteBatch) stopListening.push(database.onWriteBatch(wakeOnWrite))
   if (database.onWriteCommitted) stopListening.push(database.onWriteCommitted(wakeOnWrite))
-  const poll = setInterval(() => {
+  const stopPolling = scheduler.every(options.pollIntervalMs ?? 1000, () => {
     if (stopped) return
-    void readEndpoints()
-    void pump()
-  }, options.pollIntervalMs ?? 1000)
-  poll.unref()
+    return Promise.all([readEndpoints(), pump()])
+  })
   metrics.bind(database)
   void readEndpoints()
   wake()
@@ -398,18 +388,18 @@ export function startDispatcher(options: DispatcherOptions): Dispatcher {
     inFlight: () => running.size,
     async stop() {
       stopped = true
-      clearInterval(poll)
-      clearTimeout(wakeTimer)
+      stopPolling()
+      cancelWake?.()
       await Promise.all(stopListening.map((stop) => stop()))
-      let timer: NodeJS.Timeout | undefined
+      let endGrace: Cancel | undefined
       const grace = new Promise<void>((resolve) => {
-        timer = setTimeout(resolve, stopGraceMs)
+        endGrace = scheduler.after(stopGraceMs, resolve)
       })
       await Promise.race([Promise.all(running), grace])
-      clearTimeout(timer)
+      endGrace?.()
       if (running.size > 0) abandoned = true
       // Let a claim under way finish, so that nothing runs on the database after stop.
-      while (pumping) await new Promise((resolve) => setTimeout(resolve, 5))
+      await pass
       // What the finished attempts came to, which no pass will record now.
       // and the deliveries claimed ahead, due again now rather than when their lease ends.
       const outcomes = finished
@@ -418,51 +408,11 @@ export function startDispatcher(options: DispatcherOptions): Dispatcher {
       expired = []
       waiting.clear()
       if (outcomes.length > 0 || released.length > 0) {
-        await record(outcomes, released, clock().toISOString(), async () => {}).catch(() => {})
+        await record(outcomes, released, scheduler.now().toISOString(), async () => {}).catch(
+          () => {},
+        )
       }
       metrics.unbind()
-    },
-  }
-}
-
-function dispatcherMetrics(options: DispatcherOptions) {
-  const registers = options.registry ? [options.registry] : []
-  let database: Database | undefined
-  const clock = options.clock ?? (() => new Date())
-  const outcomes = new Counter({
-    name: 'webhook_delivery_attempts_total',
-    help: 'Webhook delivery attempts, by outcome: succeeded, retry (failed, tried again later) or failed (the last).',
-    labelNames: ['outcome'],
-    registers,
-  })
-  const inFlight = new Gauge({
-    name: 'webhook_delivery_attempts_in_flight',
-    help: 'Webhook delivery attempts under way in this process.',
-    registers,
-  })
-  new Gauge({
-    name: 'webhook_oldest_pending_delivery_age_seconds',
-    help: 'Age of the oldest pending webhook delivery to an enabled endpoint (0 when none is).',
-    registers,
-    async collect() {
-      const oldest = database
-        ? await findOldestPending(database.kysely).catch(() => undefined)
-        : undefined
-      this.set(
-        oldest === undefined
-          ? 0
-          : Math.max(0, (clock().getTime() - Date.parse(toIso(oldest))) / 1000),
-      )
-    },
-  })
-  return {
-    outcomes,
-    inFlight,
-    bind(db: Database) {
-      database = db
-    },
-    unbind() {
-      database = undefined
     },
   }
 }

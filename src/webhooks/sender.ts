@@ -7,6 +7,7 @@ import {
   forbiddenAddressReason,
   type Resolver,
 } from './address-guard.js'
+import { statusOutcome } from './delivery-outcome.js'
 import { webhookHeaders } from './signature.js'
 
 /** One attempt of one delivery: what to send where, and the secret to sign it with. */
@@ -158,14 +159,6 @@ function urlRefusal(url: URL | undefined, allowPrivate: boolean): string | undef
     if (reason !== undefined) return `address refused: ${host} (${reason})`
   }
   return undefined
-}
-
-function statusOutcome(statusCode: number): { ok: boolean; statusCode: number; error?: string } {
-  if (statusCode >= 200 && statusCode < 300) return { ok: true, statusCode }
-  if (statusCode >= 300 && statusCode < 400) {
-    return { ok: false, statusCode, error: `redirect ${statusCode} not followed` }
-  }
-  return { ok: false, statusCode, error: `status ${statusCode}` }
 }
 
 const TLS_CODE = /^(ERR_TLS_|ERR_SSL_|CERT_|DEPTH_ZERO|SELF_SIGNED|UNABLE_TO_|HOSTNAME_)/

@@ -1,5 +1,11 @@
 import type { Database } from '../db/database.js'
 
+/**
+ * The NOTIFY channel that wakes the dispatchers of other processes on PostgreSQL (a manual
+ * retry); the payload is the schema's name.
+ */
+export const DELIVERIES_CHANNEL = 'catalog_webhook_deliveries'
+
 type Signal = 'deliveries-due' | 'endpoints-changed'
 
 const listeners = new WeakMap<Database, Map<Signal, Set<() => void>>>()

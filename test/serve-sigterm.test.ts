@@ -16,6 +16,8 @@ import {
 
 const RUNS = 20
 const EXIT_TIMEOUT_MS = 15_000
+/** npm, then node: slower than `catalog serve` alone on a busy machine. */
+const NPM_START_TIMEOUT_MS = 60_000
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
 
 // better-sqlite3 12 on Node 24 aborted now and then, at start-up or at exit (`Assertion failed:
@@ -81,13 +83,22 @@ describe('npm start', () => {
 function startNpm(t: TestContext, env: Record<string, string>) {
   const base = { ...process.env }
   delete base.NODE_OPTIONS
-  // Under `npm test`, the npm that runs it; run directly, the one on PATH.
+  // Under `npm test`, the npm that runs it; run directly, the one on PATH. In a process group
+  // of its own, so that whatever it started can be killed when the test ends, even a server
+  // that npm left behind before the test learnt its pid.
   const npmCli = process.env.npm_execpath
-  const child = npmCli?.endsWith('.js')
-    ? spawn(process.execPath, [npmCli, 'start'], { cwd: ROOT, env: { ...base, ...env } })
-    : spawn('npm', ['start'], { cwd: ROOT, env: { ...base, ...env } })
+  const [command, args] = npmCli?.endsWith('.js')
+    ? [process.execPath, [npmCli, 'start']]
+    : ['npm', ['start']]
+  const child = spawn(command, args, { cwd: ROOT, env: { ...base, ...env }, detached: true })
   t.after(() => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
+    try {
+      process.kill(-child.pid!, 'SIGKILL')
+    } catch {
+      // The group is gone: everything in it has exited.
+    }
+    child.stdout.destroy()
+    child.stderr.destroy()
   })
   let output = ''
   let listeners: (() => void)[] = []
@@ -105,7 +116,7 @@ function startNpm(t: TestContext, env: Record<string, string>) {
     new Promise<RegExpMatchArray>((resolve, reject) => {
       const timer = setTimeout(() => {
         reject(new Error(`npm start did not print ${pattern}\n${output}`))
-      }, EXIT_TIMEOUT_MS)
+      }, NPM_START_TIMEOUT_MS)
       const check = () => {
         const match = output.match(pattern)
         if (!match) return

@@ -1,9 +1,11 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { fileURLToPath, pathToFileURL } from 'node:url'
 import ts from 'typescript'
 
 const SOURCE = fileURLToPath(new URL('./baseline-server.ts', import.meta.url))
+/** The built service (npm run build), for the one module the baseline shares: the SQLite driver. */
+const DIST = pathToFileURL(fileURLToPath(new URL('../dist/', import.meta.url))).href
 
 /**
  * Transpiles baseline-server.ts to plain JavaScript in `dir`, so that it runs on node alone,
@@ -16,6 +18,6 @@ export function buildBaselineServer(dir: string): string {
   })
   mkdirSync(dir, { recursive: true })
   const script = join(dir, 'baseline-server.mjs')
-  writeFileSync(script, output.outputText)
+  writeFileSync(script, output.outputText.replaceAll("from '../src/", `from '${DIST}`))
   return script
 }

@@ -19,7 +19,7 @@
  * compared with the service's.
  */
 import { randomUUID } from 'node:crypto'
-import SqliteDatabase from 'better-sqlite3'
+import SqliteDatabase from '../src/db/sqlite-driver.js'
 import Fastify from 'fastify'
 import pg from 'pg'
 

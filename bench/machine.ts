@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import os from 'node:os'
 import { join } from 'node:path'
-import SqliteDatabase from 'better-sqlite3'
+import SqliteDatabase from '../src/db/sqlite-driver.js'
 import { postgresFacts } from './postgres.js'
 
 /** Where the figures came from: they are ratios, but only within one machine and one run. */

@@ -6,7 +6,7 @@
  * and two tags per product, with the product_tags rows (one per lowercased tag, at the
  * product's created_at) the service writes for the `tag` filter.
  */
-import SqliteDatabase from 'better-sqlite3'
+import SqliteDatabase from '../src/db/sqlite-driver.js'
 import { withClient } from './postgres.js'
 import type { ListFilter } from './requests.js'
 

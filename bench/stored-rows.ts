@@ -1,4 +1,4 @@
-import SqliteDatabase from 'better-sqlite3'
+import SqliteDatabase from '../src/db/sqlite-driver.js'
 import { withClient } from './postgres.js'
 
 export type CountedTable = 'products' | 'variants'

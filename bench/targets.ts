@@ -142,14 +142,16 @@ export async function startBaseline(
 }
 
 /**
- * The node flags of package.json's start script (`node <flags> dist/cli/main.js serve`), so
- * that the service is measured as it is run: its heap settings are part of what it is.
+ * The node flags of package.json's start script (`exec node <flags> dist/cli/main.js serve`;
+ * `exec` so that a signal sent to npm reaches node), so that the service is measured as it is
+ * run: its heap settings are part of what it is.
  */
 export function startScriptNodeFlags(packageJson: string): string[] {
   const { scripts } = JSON.parse(readFileSync(packageJson, 'utf8')) as {
     scripts?: Record<string, string>
   }
   const words = (scripts?.start ?? '').split(/\s+/).filter(Boolean)
+  if (words[0] === 'exec') words.shift()
   const cli = words.indexOf('dist/cli/main.js')
   if (words[0] !== 'node' || cli < 0 || words[cli + 1] !== 'serve') {
     throw new Error(

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { it, describe, type TestContext } from 'node:test'
-import SqliteDatabase from 'better-sqlite3'
+import SqliteDatabase, { sqliteDriverPackage } from '../src/db/sqlite-driver.js'
 import { Kysely, SqliteDialect, sql } from 'kysely'
 import { createDatabase } from '../src/db/database.js'
 import { createGroupCommit } from '../src/db/group-commit.js'
@@ -239,7 +239,7 @@ describe('SQLite beside another process on the same file', () => {
         process.execPath,
         [
           '-e',
-          `const db = new (require('better-sqlite3'))(${JSON.stringify(path)})
+          `const db = new (require(${JSON.stringify(sqliteDriverPackage)}))(${JSON.stringify(path)})
            db.pragma('busy_timeout = 200')
            try { db.exec("insert into items (label) values ('other')") } catch { process.exit(3) }`,
         ],

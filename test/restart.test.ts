@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { it, type TestContext } from 'node:test'
-import SqliteDatabase from 'better-sqlite3'
+import SqliteDatabase from '../src/db/sqlite-driver.js'
 import type { Dialect } from '../src/db/database.js'
 import { API, describeEachDialect, updatedAtAfter } from './helpers.js'
 import {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { join } from 'node:path'
 import { it } from 'node:test'
-import SqliteDatabase from 'better-sqlite3'
+import SqliteDatabase from '../../src/db/sqlite-driver.js'
 import {
   createDatabase,
   sqliteDurabilityProblems,

@@ -5,7 +5,6 @@ import {
   CompiledQuery,
   Kysely,
   type ControlledTransaction,
-  PostgresAdapter,
   SqliteDialect,
   SqliteDriver,
   sql,
@@ -21,8 +20,10 @@ import { CurrentSchemaPostgresDialect } from './postgres-introspector.js'
 import type { DB, Executor } from './schema.js'
 import { registerSynchronousReader } from './synchronous-reads.js'
 import { isoFromPostgres } from './values.js'
+import type { Dialect } from './dialect.js'
 
-export type Dialect = 'sqlite' | 'postgres'
+export type { Dialect }
+export { isPostgres } from './dialect.js'
 
 /** The database as the rest of the service sees it: Kysely, plus how writes are run. */
 export interface Database {
@@ -612,9 +613,4 @@ async function withRetryOnConflictAbort<T>(
  */
 export function inTransaction<T>(db: Executor, work: (tx: Transaction<DB>) => Promise<T>) {
   return db.isTransaction ? work(db as Transaction<DB>) : db.transaction().execute(work)
-}
-
-/** Whether queries on `db` run on PostgreSQL, for the few clauses SQLite lacks (row locks). */
-export function isPostgres(db: Executor): boolean {
-  return db.getExecutor().adapter instanceof PostgresAdapter
 }

@@ -1,5 +1,5 @@
 import { CompiledQuery } from 'kysely'
-import { isPostgres } from './database.js'
+import { isPostgres } from './dialect.js'
 import type { Executor } from './schema.js'
 import { inPieces } from './values.js'
 

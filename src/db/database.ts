@@ -10,15 +10,13 @@ import {
   sql,
   type DatabaseConnection,
   type SqliteDialectConfig,
-  type SqliteDatabase as SqliteDialectDatabase,
   type Transaction,
 } from 'kysely'
 import pg from 'pg'
 import { createGroupCommit, type UnitOptions } from './group-commit.js'
-import { withPreparedStatements } from './prepared-statements.js'
 import { CurrentSchemaPostgresDialect } from './postgres-introspector.js'
 import type { DB, Executor } from './schema.js'
-import { registerSynchronousReader } from './synchronous-reads.js'
+import { namedStatements, registerSynchronousReader, sqliteStatements } from './statements.js'
 import { isoFromPostgres } from './values.js'
 import type { Dialect } from './dialect.js'
 
@@ -152,13 +150,15 @@ function openSqlite(path: string): Database {
       `SQLite cannot make commits durable for ${path}: ${problems.join('; ')}`,
     )
   }
-  const statements = withStatementCache(handle)
-  const kysely = new Kysely<DB>({ dialect: new WriteTransactionsDialect({ database: statements }) })
+  const statements = sqliteStatements(handle)
+  const kysely = new Kysely<DB>({
+    dialect: new WriteTransactionsDialect({ database: statements.database }),
+  })
   // Nothing else runs during a synchronous call, and with no transaction open on the
   // connection (a group commit's batch between two statements, say) a read sees only
   // committed rows, each already synced by its commit (but for the webhook dispatcher's, which
   // need not be: UnitOptions). Inside one, the read waits its turn.
-  const readRows = rowReader(handle)
+  const { readRows } = statements
   registerSynchronousReader(kysely, (text, parameters) =>
     handle.inTransaction ? undefined : readRows(text, parameters),
   )
@@ -306,55 +306,6 @@ class WriteTransactionsDriver extends SqliteDriver {
   }
 }
 
-/**
- * Kysely prepares every query it runs; better-sqlite3 statements can be run again and again,
- * so the hot ones are prepared once. The service's queries are a few dozen shapes.
- */
-function withStatementCache(handle: SqliteDatabase.Database): SqliteDialectDatabase {
-  return { close: () => handle.close(), prepare: oncePerText((text) => handle.prepare(text)) }
-}
-
-/**
- * Runs a read and answers its rows as objects, as Kysely does, but asks better-sqlite3 for
- * arrays and names the values here: it builds an object row in C++ one property at a time,
- * which made the two statements of a product read 40 % slower (docs/decisions.md). It keeps
- * its own statements, since `raw` is a statement's setting and Kysely's path expects objects.
- */
-function rowReader(
-  handle: SqliteDatabase.Database,
-): (text: string, parameters: readonly unknown[]) => Record<string, unknown>[] {
-  const readOf = oncePerText((text) => {
-    const statement = handle.prepare(text).raw(true)
-    return { statement, columns: statement.columns().map((column) => column.name) }
-  })
-  return (text, parameters) => {
-    const { statement, columns } = readOf(text)
-    const tuples = statement.all(parameters) as unknown[][]
-    const rows: Record<string, unknown>[] = new Array(tuples.length)
-    for (let i = 0; i < tuples.length; i++) {
-      const tuple = tuples[i]!
-      const row: Record<string, unknown> = {}
-      for (let c = 0; c < columns.length; c++) row[columns[c]!] = tuple[c]
-      rows[i] = row
-    }
-    return rows
-  }
-}
-
-/** `make(text)`, made once per SQL text and kept for the last `capacity` texts. */
-function oncePerText<T>(make: (text: string) => T, capacity = 500): (text: string) => T {
-  const made = new Map<string, T>()
-  return (text) => {
-    let value = made.get(text)
-    if (value === undefined) {
-      value = make(text)
-      if (made.size >= capacity) made.delete(made.keys().next().value!)
-      made.set(text, value)
-    }
-    return value
-  }
-}
-
 /** How often, at most, SQLite's data_version is read to notice other processes' commits. */
 const DATA_VERSION_INTERVAL_MS = 5
 
@@ -388,7 +339,7 @@ function openPostgres(url: string, options: DatabaseOptions): Database {
   pool.on('connect', (client) => client.on('error', () => {}))
   pool.on('error', (error) => options.onIdleError?.(error))
   const kysely = new Kysely<DB>({
-    dialect: new CurrentSchemaPostgresDialect({ pool: withPreparedStatements(pool) }),
+    dialect: new CurrentSchemaPostgresDialect({ pool: namedStatements(pool) }),
   })
   const keyChanges = listenForKeyChanges(url)
   const commitListeners = new Set<() => void>()

@@ -1,8 +1,8 @@
-import { sql, type RawBuilder } from 'kysely'
+import type { RawBuilder } from 'kysely'
 import pg from 'pg'
-import { isPostgres } from './database.js'
-import type { Executor } from './schema.js'
 import { uuidv7 } from 'uuidv7'
+import { dialectOf } from './dialect.js'
+import type { Executor } from './schema.js'
 
 /** A new row id: a UUIDv7, lowercase, time-ordered so that new rows land together in indexes. */
 export function newId(): string {
@@ -64,17 +64,12 @@ export function inPieces<T>(rows: readonly T[], columns: number): T[][] {
   return pieces
 }
 
-/**
- * `column in (values)` with the values as one parameter (a PostgreSQL array, a JSON array on
- * SQLite): one statement text whatever their number, so one compiled and cached statement.
- */
+/** SqlDialect.inList on `db`'s dialect: `column in (values)` with the values as one parameter. */
 export function inList(
   db: Executor,
   column: string,
   type: 'text' | 'uuid',
   values: readonly string[],
 ): RawBuilder<boolean> {
-  return isPostgres(db)
-    ? sql<boolean>`${sql.ref(column)} = any(${values}::${sql.raw(type)}[])`
-    : sql<boolean>`${sql.ref(column)} in (select value from json_each(${JSON.stringify(values)}))`
+  return dialectOf(db).inList(column, type, values)
 }

@@ -131,25 +131,16 @@ export async function startService(
       RATE_LIMIT_PER_MINUTE: '0',
       ...options.env,
     }
+    const create = [
+      context.cli,
+      ...`keys create --store ${BENCH_STORE} --scopes read,write --json`.split(' '),
+    ]
     const key =
       options.shared?.key ??
       (
-        JSON.parse(
-          await runCommand(
-            process.execPath,
-            [
-              context.cli,
-              'keys',
-              'create',
-              '--store',
-              BENCH_STORE,
-              '--scopes',
-              'read,write',
-              '--json',
-            ],
-            { env: childEnv(settings) },
-          ),
-        ) as { key: string }
+        JSON.parse(await runCommand(process.execPath, create, { env: childEnv(settings) })) as {
+          key: string
+        }
       ).key
     await options.seed?.(database.url)
     return await serve(context, 'service', dialect, database, key, settings, [

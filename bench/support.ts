@@ -259,11 +259,15 @@ export function answerIpc<M>(handle: (message: M) => Promise<unknown>): void {
 // ---------------------------------------------------------------------------------------
 // /proc
 
-/** RSS now (VmRSS) and its peak (VmHWM), in MiB. */
+/** RSS now (VmRSS) and its peak (VmHWM), in MiB; throws once the process has ended. */
 export function readMemory(pid: number): { rssMiB: number; peakMiB: number } {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8')
-  const kb = (field: string) =>
-    Number(new RegExp(`^${field}:\\s+(\\d+) kB$`, 'm').exec(status)?.[1])
+  const kb = (field: string) => {
+    const match = new RegExp(`^${field}:\\s+(\\d+) kB$`, 'm').exec(status)
+    // A process that has exited but is not yet reaped has no memory lines.
+    if (!match) throw new Error(`/proc/${pid}/status has no ${field}`)
+    return Number(match[1])
+  }
   return { rssMiB: kb('VmRSS') / 1024, peakMiB: kb('VmHWM') / 1024 }
 }
 

@@ -340,7 +340,7 @@ function figureTable(figures: Figure[], dialects: Dialect[]): string {
       const value =
         f.unit === 'x'
           ? times(f.value)
-          : `${f.unit === 'req/s' ? whole(f.value) : f.value.toFixed(f.unit === 'ms' ? 0 : 1)} ${f.unit}`
+          : `${['req/s', ''].includes(f.unit) ? whole(f.value) : f.value.toFixed(f.unit === 'ms' ? 0 : 1)} ${f.unit}`.trim()
       const met =
         !f.goal || (f.goal.op === '>=' ? f.value >= f.goal.value : f.value <= f.goal.value)
       return met ? value : `${value} (missed)`

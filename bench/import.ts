@@ -1,86 +1,85 @@
 /**
- * Issue 16's benchmark of the Shopify CSV import: `npm run bench:import`.
+ * `npm run bench:import`: the Shopify CSV import of issue 16 (docs/benchmarks.md).
  *
  * - A generated file of 25,000 products of 4 variants (100,000 variants), each with 3 tags
- *   and 2 images, imported by `catalog import` (the CLI, straight to the database, as a user
- *   runs it), against a bare loader that writes the same rows with the raw driver
- *   (better-sqlite3 / pg) in transactions of 500 products: products, variants, product_tags,
- *   slug_counters and the events, because the import must append them (contract part 3),
- *   so the ratio is the engine's cost, not that of rows the bare loader would skip. Both read
- *   the file with csv-parse and start on a database migrated by `catalog migrate`. Taken in
- *   turn, `BENCH_IMPORT_ROUNDS` times (2), each on a fresh database. Goal: import >= 0.5 of
- *   the bare loader's variants per second, on each database.
- * - Peak RSS of the importing process: VmHWM of /proc/<pid>/status, sampled every 50 ms
- *   until it exits. With BENCH_LONG=1, also a 1,000,000-variant import (goal <= 200 MiB).
- * - Export: `catalog export` of the imported store, variants per second.
- * - SQLite: API creates and reads (8 connections, half each) against `catalog serve`, in a
- *   window without an import, then in a window while the same file is imported by the
- *   server's own HTTP job (POST /imports), which is how an import shares the SQLite writer
- *   with the API (the CLI is another process, a second writer). Goal: no request fails,
- *   p99 during <= 5x p99 without.
+ *   and 2 images, imported by `catalog import` (the CLI, as a user runs it) against a bare
+ *   loader that writes the same rows with the raw driver in transactions of 500 products:
+ *   products, variants, product_tags, slug_counters and the events, because the import must
+ *   append them (contract part 3). Both read the file with csv-parse and start on a database
+ *   migrated by `catalog migrate`; taken in turn, BENCH_IMPORT_ROUNDS times (2). Goal: the
+ *   import at >= 0.5 of the bare loader's variants per second.
+ * - Peak RSS of the importing process (VmHWM, sampled every 50 ms); with BENCH_LONG=1 also
+ *   a 1,000,000-variant import (goal <= 200 MiB). Export: `catalog export`, variants/s.
+ * - SQLite: API creates and reads (8 connections) against `catalog serve` without an import,
+ *   then while the server's own HTTP job (POST /imports) imports the file: no request may
+ *   fail, p99 during <= 5x p99 without.
  *
- * BENCH_POSTGRES_URL adds PostgreSQL. BENCH_IMPORT_SHORT=1 (`npm run bench:import --
- * --short`): 2,500 products, 1 round, 2 s windows, under a minute, for CI. Results in
- * bench/results/import-<time>.json and on stdout. Exits 1 when an import or an API request
- * failed; the goals are reported, not enforced, as in `npm run bench`.
+ * BENCH_POSTGRES_URL adds PostgreSQL. `-- --short`: 2,500 products, 1 round, 2 s windows,
+ * under a minute, for CI. Results in bench/results/import-<time>.json and on stdout. Exits 1
+ * when an import or an API request failed; the ratio goals are reported, not enforced.
  */
+import { createHash } from 'node:crypto'
 import { once } from 'node:events'
 import {
   createReadStream,
   createWriteStream,
+  mkdirSync,
   mkdtempSync,
   readFileSync,
   rmSync,
+  statSync,
   writeFileSync,
 } from 'node:fs'
-import { readFile, stat } from 'node:fs/promises'
+import { readFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import SqliteDatabase from '../src/db/sqlite-driver.js'
 import { parse } from 'csv-parse'
 import pg from 'pg'
-import { PRODUCT_COLUMNS } from '../src/catalog/product.repository.js'
-import { VARIANT_INSERT_COLUMNS } from '../src/catalog/variant.repository.js'
-import { optionsKey } from '../src/catalog/variant.service.js'
-import { newId } from '../src/db/values.js'
-import { exportHeader } from '../src/import/shopify-columns.js'
-import { cleanUpOnSignals, createCleanup, type Cleanup } from './cleanup.js'
-import { loadBenchConfig } from './config.js'
-import { startLoadGenerator } from './load-job.js'
-import { measureWindow, type WindowFigures } from './measure.js'
-import { postgresFacts } from './postgres.js'
-import { readMemory } from './proc.js'
-import { runCommand, spawnChild } from './processes.js'
-import { goal, type Goal } from './report.js'
-import { API, type RequestSpec } from './requests.js'
-import { BENCH_STORE } from './seed.js'
-import { ratio } from './stats.js'
+import { uuidv7 } from 'uuidv7'
+import { startLoadGenerator } from './load.js'
+import { measureWindow } from './measure.js'
+import { API, createProducts } from './scenarios.js'
 import {
+  BENCH_STORE,
+  createContext,
+  ROOT,
   scratchDatabase,
   settle,
-  startScriptNodeFlags,
   startService,
+  type Context,
   type Dialect,
-  type TargetContext,
-} from './targets.js'
-
-const ROOT = fileURLToPath(new URL('..', import.meta.url))
-const CLI = join(ROOT, 'dist/cli/main.js')
-const VARIANTS_PER_PRODUCT = 4
-const BARE_BATCH = 500
-
-const FAILED_REQUESTS = 'API requests failed during the import'
+} from './servers.js'
+import {
+  apiClient,
+  childEnv,
+  loadBenchConfig,
+  ratio,
+  readMemory,
+  runCommand,
+  runMain,
+  sleepMs,
+  spawnChild,
+} from './support.js'
 
 const short = process.argv.includes('--short') || process.env.BENCH_IMPORT_SHORT === '1'
 const config = loadBenchConfig()
 const PRODUCTS = short ? 2_500 : 25_000
-const LONG_PRODUCTS = 250_000
-const ROUNDS = short ? 1 : Number(process.env.BENCH_IMPORT_ROUNDS ?? 2)
+const VARIANTS = PRODUCTS * 4
+const ROUNDS = short ? 1 : Number(process.env.BENCH_IMPORT_ROUNDS || 2)
 const WINDOW_S = short ? 2 : 5
+const log = (line: string) => console.error(`[${new Date().toISOString().slice(11, 19)}] ${line}`)
 
 // ---------------------------------------------------------------------------------------
-// The file
+// The file: Shopify's classic columns with two options, as the export writes them
+
+const HEADER = (
+  'Handle,Title,Body (HTML),Vendor,Type,Tags,Published,Option1 Name,Option1 Value,Option2 Name,' +
+  'Option2 Value,Variant SKU,Variant Grams,Variant Price,Variant Compare At Price,' +
+  'Variant Barcode,Image Src,Image Position,Image Alt Text,Status'
+).split(',')
+const SIZES = ['S', 'M', 'L', 'XL']
+const COLORS = ['Red', 'Blue', 'Green', 'Black', 'White']
 
 /** A handle of letters only: one ending in digits would be read as a suffixed slug. */
 function handleOf(n: number): string {
@@ -92,48 +91,41 @@ function handleOf(n: number): string {
   return `bench-product-${letters}`
 }
 
-/**
- * Shopify's classic columns with two options, as the export writes them, without the
- * export's own: productRows and the bare loader index them by these positions.
- */
-const HEADER = exportHeader(2).slice(0, 20)
-if (HEADER[0] !== 'Handle' || HEADER[19] !== 'Status') throw new Error('the header has moved')
-const SIZES = ['S', 'M', 'L', 'XL']
-const COLORS = ['Red', 'Blue', 'Green', 'Black', 'White']
-
-/** The rows of product n: 4 variants (Size x one Color), 3 tags, 2 images. */
+/** The rows of product n, in HEADER's columns: 4 variants (Size x one Color), 3 tags, 2 images. */
 function productRows(n: number): string[][] {
   const handle = handleOf(n)
   const color = COLORS[n % COLORS.length]!
-  return SIZES.map((size, i) => [
-    handle,
-    i === 0 ? `Bench product ${handle.slice(14)}` : '',
-    i === 0 ? `<p>Product ${n}, made for the import benchmark.</p>` : '',
-    i === 0 ? `Vendor ${n % 50}` : '',
-    i === 0 ? `Type ${n % 20}` : '',
-    i === 0 ? `bench, tag-${n % 100}, colour ${color}` : '',
-    i === 0 ? 'true' : '',
-    i === 0 ? 'Size' : '',
-    size,
-    i === 0 ? 'Color' : '',
-    color,
-    `SKU-${n}-${size}`,
-    String(200 + i * 50),
-    `${19 + i}.99`,
-    i === 0 ? '29.99' : '',
-    `BAR${String(n * 4 + i).padStart(10, '0')}`,
-    i < 2 ? `https://cdn.example.com/products/${n}/${i + 1}.jpg` : '',
-    i < 2 ? String(i + 1) : '',
-    i < 2 ? `Bench product ${n}, view ${i + 1}` : '',
-    i === 0 ? 'active' : '',
-  ])
+  return SIZES.map((size, i) => {
+    const first = (value: string) => (i === 0 ? value : '')
+    const image = (value: string) => (i < 2 ? value : '')
+    return [
+      handle,
+      first(`Bench product ${handle.slice(14)}`),
+      first(`<p>Product ${n}, made for the import benchmark.</p>`),
+      first(`Vendor ${n % 50}`),
+      first(`Type ${n % 20}`),
+      first(`bench, tag-${n % 100}, colour ${color}`),
+      first('true'),
+      first('Size'),
+      size,
+      first('Color'),
+      color,
+      `SKU-${n}-${size}`,
+      String(200 + i * 50),
+      `${19 + i}.99`,
+      first('29.99'),
+      `BAR${String(n * 4 + i).padStart(10, '0')}`,
+      image(`https://cdn.example.com/products/${n}/${i + 1}.jpg`),
+      image(String(i + 1)),
+      image(`Bench product ${n}, view ${i + 1}`),
+      first('active'),
+    ]
+  })
 }
 
-function csvLine(fields: string[]): string {
-  return `${fields.map((f) => (/[",\n\r]/.test(f) ? `"${f.replaceAll('"', '""')}"` : f)).join(',')}\r\n`
-}
+const csvLine = (fields: string[]) =>
+  `${fields.map((f) => (/[",\n\r]/.test(f) ? `"${f.replaceAll('"', '""')}"` : f)).join(',')}\r\n`
 
-/** Writes the file of `products` products, with backpressure. */
 async function writeCatalogueCsv(path: string, products: number): Promise<void> {
   const out = createWriteStream(path)
   out.write(csvLine(HEADER))
@@ -145,224 +137,195 @@ async function writeCatalogueCsv(path: string, products: number): Promise<void> 
 }
 
 // ---------------------------------------------------------------------------------------
-// The bare loader
+// The bare loader: what a loader written for this one file would insert (it knows the
+// columns, it checks nothing), in the tables and columns of the migrated schema
 
-interface BareTables {
-  products: unknown[][]
-  variants: unknown[][]
-  tags: unknown[][]
-  slugs: unknown[][]
-  events: unknown[][]
-}
-
-/** The tables' columns, as the service writes them (its repositories' lists). */
-const COLUMNS = {
-  products: PRODUCT_COLUMNS,
-  variants: VARIANT_INSERT_COLUMNS,
-  tags: ['store_id', 'product_id', 'tag_key', 'status', 'created_at'],
-  slugs: ['store_id', 'slug', 'claims', 'last_suffix'],
-  events: ['store_id', 'id', 'type', 'object', 'created_at'],
-} as const
-
-/** A row as the JSON object of its columns: an event's object. */
-function asJson(table: 'products' | 'variants', row: unknown[]): string {
-  return JSON.stringify(Object.fromEntries(COLUMNS[table].map((column, i) => [column, row[i]])))
-}
-
+type Rows = Record<
+  'products' | 'variants' | 'product_tags' | 'slug_counters' | 'events',
+  Record<string, unknown>[]
+>
+const noRows = (): Rows => ({
+  products: [],
+  variants: [],
+  product_tags: [],
+  slug_counters: [],
+  events: [],
+})
 const money = (text: string) => (text === '' ? null : Math.round(Number(text) * 10_000))
+/** The service's options key: a hash of the sorted pairs (one index checks its uniqueness). */
+const optionsKey = (options: Record<string, string>) =>
+  createHash('sha256')
+    .update(JSON.stringify(Object.entries(options).sort(([a], [b]) => (a < b ? -1 : 1))))
+    .digest('hex')
 
-/**
- * The rows one product's records make, by the file's fixed layout (it knows the columns, it
- * checks nothing): what a loader written for this one file would insert.
- */
-function bareRows(records: string[][], tables: BareTables): void {
+function bareRows(records: string[][], rows: Rows): void {
   const first = records[0]!
   const now = new Date().toISOString()
-  const id = newId()
+  const id = uuidv7()
   const tags = first[5]!.split(',').map((t) => t.trim())
   const images = records
     .filter((r) => r[16] !== '')
-    .map((r) => ({ url: r[16], alt: r[18] === '' ? null : r[18] }))
-  // In PRODUCT_COLUMNS' order.
-  const product = [
-    BENCH_STORE,
+    .map((r) => ({ url: r[16], alt: r[18] || null }))
+  const product = {
+    store_id: BENCH_STORE,
     id,
-    first[1],
-    first[0],
-    first[19],
-    first[2],
-    money(first[13]!),
-    null,
-    null,
-    null,
-    null,
-    first[3],
-    first[4],
-    JSON.stringify(tags),
-    JSON.stringify(images),
-    records.length,
-    1 + records.length,
-    now,
-    now,
-  ]
-  tables.products.push(product)
-  tables.slugs.push([BENCH_STORE, first[0], 1, 1])
-  for (const tag of tags) tables.tags.push([BENCH_STORE, id, tag.toLowerCase(), product[4], now])
-  tables.events.push([BENCH_STORE, newId(), 'product.created', asJson('products', product), now])
+    name: first[1],
+    slug: first[0],
+    status: first[19],
+    description: first[2],
+    price_e4: money(first[13]!),
+    vendor: first[3],
+    product_type: first[4],
+    tags: JSON.stringify(tags),
+    images: JSON.stringify(images),
+    max_variant_position: records.length,
+    version: 1 + records.length,
+    created_at: now,
+    updated_at: now,
+  }
+  const event = (type: string, object: object) =>
+    rows.events.push({
+      store_id: BENCH_STORE,
+      id: uuidv7(),
+      type,
+      object: JSON.stringify(object),
+      created_at: now,
+    })
+  rows.products.push(product)
+  rows.slug_counters.push({ store_id: BENCH_STORE, slug: first[0], claims: 1, last_suffix: 1 })
+  for (const tag of tags) {
+    rows.product_tags.push({
+      store_id: BENCH_STORE,
+      product_id: id,
+      tag_key: tag.toLowerCase(),
+      status: product.status,
+      created_at: now,
+    })
+  }
+  event('product.created', product)
   records.forEach((r, i) => {
-    const optionValues = { [first[7]!]: r[8]!, [first[9]!]: r[10]! }
-    const options = JSON.stringify(optionValues)
-    const variant = [
-      BENCH_STORE,
-      newId(),
-      id,
-      `${r[8]} / ${r[10]}`,
-      r[11],
-      r[15],
-      money(r[13]!),
-      money(r[14]!),
-      options,
-      optionsKey(optionValues),
-      i + 1,
-      Number(r[12]),
-      now,
-      now,
-    ]
-    tables.variants.push(variant)
-    tables.events.push([BENCH_STORE, newId(), 'variant.created', asJson('variants', variant), now])
+    const options = { [first[7]!]: r[8]!, [first[9]!]: r[10]! }
+    const variant = {
+      store_id: BENCH_STORE,
+      id: uuidv7(),
+      product_id: id,
+      name: `${r[8]} / ${r[10]}`,
+      sku: r[11],
+      barcode: r[15],
+      price_e4: money(r[13]!),
+      compare_at_price_e4: money(r[14]!),
+      options: JSON.stringify(options),
+      options_key: optionsKey(options),
+      position: i + 1,
+      weight_grams: Number(r[12]),
+      created_at: now,
+      updated_at: now,
+    }
+    rows.variants.push(variant)
+    event('variant.created', variant)
   })
 }
 
-/** A writer of one batch of rows in one transaction. */
-type BatchWriter = (tables: BareTables) => Promise<void>
+/** Writes one batch of rows in one transaction. */
+type Writer = { write(rows: Rows): Promise<void>; close(): Promise<void> }
 
-function sqliteWriter(file: string): { write: BatchWriter; close(): void } {
+function sqliteWriter(file: string): Writer {
   const db = new SqliteDatabase(file)
   db.pragma('journal_mode = WAL')
-  // As durable as the service's commits (src/db/database.ts): each one synced.
-  db.pragma('synchronous = FULL')
-  const statements = Object.fromEntries(
-    Object.entries(COLUMNS).map(([table, columns]) => {
-      const name = table === 'tags' ? 'product_tags' : table === 'slugs' ? 'slug_counters' : table
-      return [
+  db.pragma('synchronous = FULL') // as durable as the service's commits
+  const statements = new Map<string, SqliteDatabase.Statement>()
+  const insert = (table: string, row: Record<string, unknown>) => {
+    if (!statements.has(table)) {
+      const columns = Object.keys(row)
+      statements.set(
         table,
-        db.prepare(
-          `insert into ${name} (${columns.join(', ')}) values (${columns.map(() => '?').join(', ')})`,
-        ),
-      ]
-    }),
-  ) as Record<keyof BareTables, SqliteDatabase.Statement>
-  const transaction = db.transaction((tables: BareTables) => {
-    for (const table of Object.keys(COLUMNS) as (keyof BareTables)[]) {
-      for (const row of tables[table]) statements[table].run(row)
+        db.prepare(`insert into ${table} (${columns}) values (${columns.map((c) => `@${c}`)})`),
+      )
     }
+    statements.get(table)!.run(row)
+  }
+  const transaction = db.transaction((rows: Rows) => {
+    for (const [table, list] of Object.entries(rows)) for (const row of list) insert(table, row)
   })
-  return { write: async (tables) => transaction(tables), close: () => db.close() }
+  return { write: async (rows) => transaction(rows), close: async () => void db.close() }
 }
 
-async function postgresWriter(
-  url: string,
-): Promise<{ write: BatchWriter; close(): Promise<void> }> {
+async function postgresWriter(url: string): Promise<Writer> {
   const client = new pg.Client({ connectionString: url })
   await client.connect()
-  const insert = async (table: keyof BareTables, rows: unknown[][]) => {
-    const columns = COLUMNS[table]
-    const name = table === 'tags' ? 'product_tags' : table === 'slugs' ? 'slug_counters' : table
-    const perStatement = Math.floor(30_000 / columns.length)
+  const insert = async (table: string, rows: Record<string, unknown>[]) => {
+    const columns = Object.keys(rows[0] ?? {})
+    const perStatement = Math.floor(30_000 / Math.max(1, columns.length))
     for (let start = 0; start < rows.length; start += perStatement) {
       const piece = rows.slice(start, start + perStatement)
       const values = piece.map(
-        (_, r) => `(${columns.map((_, c) => `$${r * columns.length + c + 1}`).join(', ')})`,
+        (_, r) => `(${columns.map((_, c) => `$${r * columns.length + c + 1}`)})`,
       )
       await client.query(
-        `insert into ${name} (${columns.join(', ')}) values ${values.join(', ')}`,
-        piece.flat(),
+        `insert into ${table} (${columns}) values ${values}`,
+        piece.flatMap((row) => columns.map((c) => row[c])),
       )
     }
   }
   return {
-    write: async (tables) => {
+    async write(rows) {
       await client.query('begin')
-      for (const table of Object.keys(COLUMNS) as (keyof BareTables)[])
-        await insert(table, tables[table])
+      for (const [table, list] of Object.entries(rows)) await insert(table, list)
       await client.query('commit')
     },
     close: () => client.end(),
   }
 }
 
-/** The bare loader: the file read with csv-parse, products grouped, written 500 a transaction. */
+/** The file read with csv-parse, each product's rows grouped, written 500 products a transaction. */
 async function bareLoad(dialect: Dialect, databaseUrl: string, file: string): Promise<void> {
   const writer =
     dialect === 'sqlite'
       ? sqliteWriter(databaseUrl.slice('sqlite:'.length))
       : await postgresWriter(databaseUrl)
-  const empty = (): BareTables => ({ products: [], variants: [], tags: [], slugs: [], events: [] })
-  let tables = empty()
+  let rows = noRows()
   let group: string[][] = []
-  let products = 0
   const close = async () => {
-    if (group.length > 0) bareRows(group, tables)
+    if (group.length > 0) bareRows(group, rows)
     group = []
-    if (++products % BARE_BATCH === 0) {
-      await writer.write(tables)
-      tables = empty()
+    if (rows.products.length === 500) {
+      await writer.write(rows)
+      rows = noRows()
     }
   }
-  let header = true
-  for await (const record of createReadStream(file).pipe(parse({ bom: true })) as AsyncIterable<
+  const records = createReadStream(file).pipe(parse({ bom: true, from_line: 2 })) as AsyncIterable<
     string[]
-  >) {
-    if (header) {
-      header = false
-      continue
-    }
+  >
+  for await (const record of records) {
     if (group.length > 0 && group[0]![0] !== record[0]) await close()
     group.push(record)
   }
   await close()
-  if (tables.products.length > 0) await writer.write(tables)
+  if (rows.products.length > 0) await writer.write(rows)
   await writer.close()
 }
 
 // ---------------------------------------------------------------------------------------
-// The import, the export
+// The import and the export, by the CLI
 
-interface ImportRun {
-  seconds: number
-  variantsPerS: number
-  peakRssMiB: number
-}
-
-/** `catalog import` as a user runs it; its VmHWM sampled until it exits. */
-async function cliImport(
-  cleanup: Cleanup,
-  databaseUrl: string,
-  file: string,
-  variants: number,
-): Promise<ImportRun> {
+async function cliImport(context: Context, databaseUrl: string, file: string, variants: number) {
   const started = performance.now()
+  const env = childEnv({ DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn' })
   const child = spawnChild(
-    cleanup,
+    context.cleanup,
     'catalog import',
     process.execPath,
-    [CLI, 'import', file, '--store', BENCH_STORE, '--json'],
-    {
-      PATH: process.env.PATH,
-      HOME: process.env.HOME,
-      DATABASE_URL: databaseUrl,
-      LOG_LEVEL: 'warn',
-    },
+    [context.cli, 'import', file, '--store', BENCH_STORE, '--json'],
+    env,
   )
   let peak = 0
-  const sample = () => {
+  const timer = setInterval(() => {
     try {
       peak = Math.max(peak, readMemory(child.pid).peakMiB)
     } catch {
       // it has exited
     }
-  }
-  const timer = setInterval(sample, 50)
+  }, 50)
   let stdout = ''
   child.process.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()))
   const code = await child.exited
@@ -376,83 +339,64 @@ async function cliImport(
   return { seconds, variantsPerS: variants / seconds, peakRssMiB: peak }
 }
 
-async function cliExport(databaseUrl: string, variants: number, dir: string) {
+async function cliExport(context: Context, databaseUrl: string, dir: string) {
   const output = join(dir, 'export.csv')
   const started = performance.now()
-  await runCommand(process.execPath, [CLI, 'export', '--store', BENCH_STORE, '--output', output], {
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, DATABASE_URL: databaseUrl },
-  })
+  await runCommand(
+    process.execPath,
+    [context.cli, 'export', '--store', BENCH_STORE, '--output', output],
+    {
+      env: childEnv({ DATABASE_URL: databaseUrl }),
+    },
+  )
   const seconds = (performance.now() - started) / 1000
   const lines = readFileSync(output, 'utf8').split(/\r?\n/).filter(Boolean).length
-  if (lines !== variants + 1) throw new Error(`the export has ${lines} lines, not ${variants + 1}`)
-  return { seconds, variantsPerS: variants / seconds, bytes: (await stat(output)).size }
+  if (lines !== VARIANTS + 1) throw new Error(`the export has ${lines} lines, not ${VARIANTS + 1}`)
+  return { seconds, variantsPerS: VARIANTS / seconds }
 }
 
-/** A database migrated by `catalog migrate`: the import's and the bare loader's alike. */
-async function migratedDatabase(context: TargetContext, dialect: Dialect) {
-  const database = await scratchDatabase(context, dialect)
-  await runCommand(process.execPath, [CLI, 'migrate'], {
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, DATABASE_URL: database.url },
-  })
-  return database
-}
-
-// ---------------------------------------------------------------------------------------
-// The API during an import (SQLite)
-
-interface DuringImport {
-  without: WindowFigures
-  during: WindowFigures
-  importSeconds: number
-  importStillRunningAfterWindow: boolean
-}
-
-async function apiDuringImport(context: TargetContext, file: string): Promise<DuringImport> {
+/** API creates and reads without an import, then during the server's own HTTP import (SQLite). */
+async function apiDuringImport(context: Context, file: string) {
   const server = await startService(context, 'sqlite')
   const load = startLoadGenerator(context.cleanup)
   try {
-    const headers = { authorization: `Bearer ${server.key}`, 'content-type': 'application/json' }
-    const productIds: string[] = []
-    for (let i = 0; i < 20; i++) {
-      const res = await fetch(`${server.url}${API}/products`, {
-        method: 'POST',
-        headers,
-        body: JSON.stringify({ name: `Reader ${i} product`, price: 5 }),
-      })
-      productIds.push(((await res.json()) as { data: { id: string } }).data.id)
+    const api = apiClient(server.url, server.key)
+    const productIds = await createProducts(api, 20)
+    const arm = {
+      server,
+      specs: [
+        { scenario: 'create-product' as const, targets: [{}] },
+        {
+          scenario: 'get-product' as const,
+          targets: productIds.map((productId) => ({ productId })),
+        },
+      ],
     }
-    const specs: RequestSpec[] = [{ kind: 'create-product' }, { kind: 'get-product', productIds }]
-    const window = { ...config, warmupS: 1, durationS: WINDOW_S, connections: 8 }
-    const without = await measureWindow(server, load, window, specs)
+    const without = await measureWindow(arm, load, 8, 1, WINDOW_S)
     const started = performance.now()
     const posted = await fetch(`${server.url}${API}/imports`, {
       method: 'POST',
-      headers: { ...headers, 'content-type': 'text/csv' },
+      headers: { authorization: `Bearer ${server.key}`, 'content-type': 'text/csv' },
       body: await readFile(file),
     })
     if (posted.status !== 202) throw new Error(`POST /imports answered ${posted.status}`)
     const { id } = ((await posted.json()) as { data: { id: string } }).data
-    const status = async () => {
-      const res = await fetch(`${server.url}${API}/imports/${id}`, { headers })
-      return ((await res.json()) as { data: { status: string; rowsFailed: number } }).data
-    }
-    const during = await measureWindow(server, load, window, specs)
+    const status = async () =>
+      (
+        await api.json<{ data: { status: string; rowsFailed: number } }>(
+          'GET',
+          `${API}/imports/${id}`,
+        )
+      ).data
+    const during = await measureWindow(arm, load, 8, 1, WINDOW_S)
     const stillRunning = (await status()).status === 'running'
-    for (;;) {
-      const now = await status()
-      if (now.status !== 'running') {
-        if (now.status !== 'succeeded' || now.rowsFailed !== 0)
-          throw new Error(`the HTTP import ended ${JSON.stringify(now)}`)
-        break
-      }
-      await new Promise((resolve) => setTimeout(resolve, 200))
+    for (let now = await status(); ; now = await status()) {
+      if (now.status === 'running') await sleepMs(200)
+      else if (now.status !== 'succeeded' || now.rowsFailed !== 0)
+        throw new Error(`the HTTP import ended ${JSON.stringify(now)}`)
+      else break
     }
-    return {
-      without,
-      during,
-      importSeconds: (performance.now() - started) / 1000,
-      importStillRunningAfterWindow: stillRunning,
-    }
+    return { without, during, importSeconds: (performance.now() - started) / 1000, stillRunning }
   } finally {
     await load.stop()
     await server.stop()
@@ -461,175 +405,99 @@ async function apiDuringImport(context: TargetContext, file: string): Promise<Du
 
 // ---------------------------------------------------------------------------------------
 
-interface DialectFigures {
-  dialect: Dialect
-  imports: ImportRun[]
-  bare: { seconds: number; variantsPerS: number }[]
-  rateRatio: number | null
-  export: { seconds: number; variantsPerS: number; bytes: number }
-  long?: ImportRun
-  during?: DuringImport
-  goals: Goal[]
-}
-
-async function main() {
-  const cleanup = createCleanup()
-  cleanUpOnSignals(cleanup)
+async function main(context: Context): Promise<number> {
   const dir = mkdtempSync(join(tmpdir(), 'catalog-bench-import-'))
-  cleanup.add(`remove ${dir}`, () => rmSync(dir, { recursive: true, force: true }))
-  const context: TargetContext = {
-    cleanup,
-    serviceCli: CLI,
-    serviceNodeFlags: startScriptNodeFlags(join(ROOT, 'package.json')),
-    baselineScript: '',
-    postgresUrl: config.postgresUrl,
-  }
-  const dialects: Dialect[] = config.postgresUrl ? ['sqlite', 'postgres'] : ['sqlite']
+  context.cleanup.add(`remove ${dir}`, () => rmSync(dir, { recursive: true, force: true }))
   const startedAt = new Date().toISOString()
-  const log = (line: string) => console.error(`[${new Date().toISOString().slice(11, 19)}] ${line}`)
-  try {
-    const file = join(dir, 'products.csv')
-    const variants = PRODUCTS * VARIANTS_PER_PRODUCT
-    await writeCatalogueCsv(file, PRODUCTS)
-    log(`file: ${PRODUCTS} products, ${variants} variants, ${(await stat(file)).size} bytes`)
-    const figures: DialectFigures[] = []
-    for (const dialect of dialects) {
-      const imports: ImportRun[] = []
-      const bare: { seconds: number; variantsPerS: number }[] = []
-      let exported: DialectFigures['export'] | undefined
-      for (let round = 0; round < ROUNDS; round++) {
-        // In turn, so that the machine's drift falls on both alike.
-        const forBare = await migratedDatabase(context, dialect)
-        await settle(context)
-        const started = performance.now()
-        await bareLoad(dialect, forBare.url, file)
-        const seconds = (performance.now() - started) / 1000
-        bare.push({ seconds, variantsPerS: variants / seconds })
-        log(
-          `${dialect} bare loader: ${seconds.toFixed(2)} s, ${(variants / seconds).toFixed(0)} variants/s`,
-        )
-        await forBare.remove()
-
-        const forImport = await scratchDatabase(context, dialect)
-        await settle(context)
-        const run = await cliImport(cleanup, forImport.url, file, variants)
-        imports.push(run)
-        log(
-          `${dialect} catalog import: ${run.seconds.toFixed(2)} s, ${run.variantsPerS.toFixed(0)} variants/s, peak RSS ${run.peakRssMiB.toFixed(0)} MiB`,
-        )
-        if (round === ROUNDS - 1) {
-          exported = await cliExport(forImport.url, variants, dir)
-          log(
-            `${dialect} catalog export: ${exported.seconds.toFixed(2)} s, ${exported.variantsPerS.toFixed(0)} variants/s`,
-          )
-        }
-        await forImport.remove()
-      }
-      const sum = (runs: { seconds: number }[]) => runs.reduce((total, r) => total + r.seconds, 0)
-      // Rates from the sums of the rounds' times: each round weighs what it lasted.
-      const rateRatio = ratio(sum(bare), sum(imports))
-      const entry: DialectFigures = {
-        dialect,
-        imports,
-        bare,
-        rateRatio,
-        export: exported!,
-        goals: [goal('import / bare loader, variants per second', '>=', 0.5, rateRatio)],
-      }
-      if (config.long) {
-        const longFile = join(dir, 'long.csv')
-        await writeCatalogueCsv(longFile, LONG_PRODUCTS)
-        const database = await scratchDatabase(context, dialect)
-        entry.long = await cliImport(cleanup, database.url, longFile, LONG_PRODUCTS * 4)
-        log(
-          `${dialect} 1,000,000 variants: ${entry.long.seconds.toFixed(0)} s, peak RSS ${entry.long.peakRssMiB.toFixed(0)} MiB`,
-        )
-        await database.remove()
-        rmSync(longFile)
-      }
-      entry.goals.push(
-        goal(
-          'peak RSS of a 1,000,000-variant import',
-          '<=',
-          200,
-          entry.long?.peakRssMiB ?? null,
-          ' MiB',
-        ),
-      )
-      if (dialect === 'sqlite') {
-        entry.during = await apiDuringImport(context, file)
-        const { without, during } = entry.during
-        log(
-          `sqlite API p99 without an import ${without.p99Ms.toFixed(1)} ms, during ${during.p99Ms.toFixed(1)} ms (${during.responses} responses, ${during.non2xx} non-2xx, ${during.errors} errors)`,
-        )
-        entry.goals.push(
-          goal(
-            FAILED_REQUESTS,
-            '<=',
-            0,
-            during.non2xx + during.errors + without.non2xx + without.errors,
-          ),
-          goal('API p99 during / without an import', '<=', 5, ratio(during.p99Ms, without.p99Ms)),
-        )
-      }
-      figures.push(entry)
-    }
-    const report = {
-      startedAt,
-      finishedAt: new Date().toISOString(),
-      command: `npm run bench:import${short ? ' -- --short' : ''}${config.long ? ' (BENCH_LONG=1)' : ''}`,
-      products: PRODUCTS,
-      variants,
-      rounds: ROUNDS,
-      postgres: config.postgresUrl ? await postgresFacts(config.postgresUrl) : undefined,
-      figures,
-    }
-    const stamp = startedAt.replace(/\.\d+Z$/, 'Z').replaceAll(':', '-')
-    const out = join(ROOT, 'bench/results', `import-${stamp}${short ? '-short' : ''}.json`)
-    writeFileSync(out, `${JSON.stringify(report, null, 2)}\n`)
-    console.log(summaryLines(figures).join('\n'))
-    console.log(`results: ${out}`)
-    // As npm run bench: a failed request (or an import that failed, thrown above) fails the
-    // run; the ratio goals are reported, since this machine's load decides them from run to
-    // run and the short mode cannot meet them.
-    const failed = figures.flatMap((f) =>
-      f.goals.filter((g) => g.figure === FAILED_REQUESTS && g.met === false),
-    )
-    if (failed.length > 0) process.exitCode = 1
-  } finally {
-    await cleanup.runAll()
-  }
-}
-
-function summaryLines(figures: DialectFigures[]): string[] {
+  const file = join(dir, 'products.csv')
+  await writeCatalogueCsv(file, PRODUCTS)
+  log(`file: ${PRODUCTS} products, ${VARIANTS} variants, ${statSync(file).size} bytes`)
+  const figures = []
+  let failedRequests = 0
   const lines: string[] = []
-  const mean = (runs: { variantsPerS: number }[]) =>
-    runs.reduce((total, r) => total + r.variantsPerS, 0) / runs.length
-  for (const f of figures) {
+  for (const dialect of config.postgresUrl
+    ? (['sqlite', 'postgres'] as const)
+    : (['sqlite'] as const)) {
+    const imports = []
+    const bare = []
+    let exported
+    for (let round = 0; round < ROUNDS; round++) {
+      // In turn, so that the machine's drift falls on both alike.
+      const forBare = await scratchDatabase(context, dialect)
+      await runCommand(process.execPath, [context.cli, 'migrate'], {
+        env: childEnv({ DATABASE_URL: forBare.url }),
+      })
+      await settle(context)
+      const started = performance.now()
+      await bareLoad(dialect, forBare.url, file)
+      const seconds = (performance.now() - started) / 1000
+      bare.push({ seconds, variantsPerS: VARIANTS / seconds })
+      log(
+        `${dialect} bare loader: ${seconds.toFixed(2)} s, ${(VARIANTS / seconds).toFixed(0)} variants/s`,
+      )
+      await forBare.remove()
+
+      const forImport = await scratchDatabase(context, dialect)
+      await settle(context)
+      const run = await cliImport(context, forImport.url, file, VARIANTS)
+      imports.push(run)
+      log(
+        `${dialect} catalog import: ${run.seconds.toFixed(2)} s, ${run.variantsPerS.toFixed(0)} variants/s, peak RSS ${run.peakRssMiB.toFixed(0)} MiB`,
+      )
+      if (round === ROUNDS - 1) exported = await cliExport(context, forImport.url, dir)
+      await forImport.remove()
+    }
+    const sum = (runs: { seconds: number }[]) => runs.reduce((total, r) => total + r.seconds, 0)
+    // From the sums of the rounds' times: each round weighs what it lasted.
+    const rateRatio = ratio(sum(bare), sum(imports))
+    const entry: Record<string, unknown> = { dialect, imports, bare, rateRatio, export: exported }
     lines.push(
-      `${f.dialect}: import ${mean(f.imports).toFixed(0)} variants/s, bare loader ${mean(f.bare).toFixed(0)} variants/s, ratio ${f.rateRatio?.toFixed(2)}; peak RSS ${Math.max(...f.imports.map((r) => r.peakRssMiB)).toFixed(0)} MiB; export ${f.export.variantsPerS.toFixed(0)} variants/s`,
+      `${dialect}: import / bare loader ${rateRatio?.toFixed(2)} (goal >= 0.5); ` +
+        `import ${(VARIANTS / (sum(imports) / ROUNDS)).toFixed(0)} variants/s, bare ${(VARIANTS / (sum(bare) / ROUNDS)).toFixed(0)}; ` +
+        `peak RSS ${Math.max(...imports.map((r) => r.peakRssMiB)).toFixed(0)} MiB; export ${exported?.variantsPerS.toFixed(0)} variants/s`,
     )
-    if (f.during) {
+    if (config.long) {
+      const longFile = join(dir, 'long.csv')
+      await writeCatalogueCsv(longFile, 250_000)
+      const database = await scratchDatabase(context, dialect)
+      const long = await cliImport(context, database.url, longFile, 1_000_000)
+      entry.long = long
       lines.push(
-        `${f.dialect}: API p99 ${f.during.without.p99Ms.toFixed(1)} ms without an import, ${f.during.during.p99Ms.toFixed(1)} ms during (${f.during.importStillRunningAfterWindow ? 'import still running at the window end' : 'WARNING: the import ended before the window did'})`,
+        `${dialect}: peak RSS of a 1,000,000-variant import ${long.peakRssMiB.toFixed(0)} MiB (goal <= 200)`,
+      )
+      await database.remove()
+      rmSync(longFile)
+    }
+    if (dialect === 'sqlite') {
+      const during = await apiDuringImport(context, file)
+      entry.during = during
+      failedRequests += [during.without, during.during].reduce(
+        (n, w) => n + w.non2xx + w.errors + w.warmup.non2xx + w.warmup.errors,
+        0,
+      )
+      lines.push(
+        `${dialect}: API p99 during / without an import ${ratio(during.during.p99Ms, during.without.p99Ms)?.toFixed(2)} (goal <= 5;` +
+          ` ${during.during.p99Ms.toFixed(1)} / ${during.without.p99Ms.toFixed(1)} ms, ${during.during.non2xx + during.during.errors} failed)` +
+          (during.stillRunning ? '' : ' WARNING: the import ended before the window did'),
       )
     }
-    for (const g of f.goals) {
-      lines.push(
-        `  goal ${g.figure} ${g.op} ${g.value}${g.unit}: ${g.met === null ? 'not measured' : g.met ? 'met' : 'NOT MET'}`,
-      )
-    }
+    figures.push(entry)
   }
-  return lines
+  const stamp = startedAt.replace(/\.\d+Z$/, 'Z').replaceAll(':', '-')
+  mkdirSync(join(ROOT, 'bench', 'results'), { recursive: true })
+  const out = join(ROOT, 'bench', 'results', `import-${stamp}${short ? '-short' : ''}.json`)
+  const report = {
+    startedAt,
+    command: `npm run bench:import${short ? ' -- --short' : ''}`,
+    products: PRODUCTS,
+    rounds: ROUNDS,
+    long: config.long,
+    figures,
+  }
+  writeFileSync(out, `${JSON.stringify(report, null, 2)}\n`)
+  console.log(`${lines.join('\n')}\nresults: ${out}`)
+  if (failedRequests > 0) log(`FAILED: ${failedRequests} API requests failed during the import`)
+  return failedRequests > 0 ? 1 : 0
 }
 
-const fileOnly = process.argv.indexOf('--write-file')
-if (fileOnly >= 0) {
-  // `tsx bench/import.ts --write-file <path> [products]`: the file alone, to import by hand.
-  await writeCatalogueCsv(
-    process.argv[fileOnly + 1]!,
-    Number(process.argv[fileOnly + 2] ?? PRODUCTS),
-  )
-} else {
-  await main()
-}
+await runMain('bench:import', (cleanup) => main(createContext(cleanup, config)))

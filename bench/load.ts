@@ -1,38 +1,70 @@
 /**
- * The load generator, a child process of run.ts so that its CPU is not the orchestrator's:
- * runs each job it is sent over IPC (autocannon, or timed requests one at a time) and
- * answers with the figures. Exits when its parent goes away.
+ * The load generator: autocannon in a child process of its own (so that its CPU is not the
+ * orchestrator's), which runs each job it is sent over IPC and answers with the figures.
+ * `startLoadGenerator` is the parent's side; run with --load-generator, this file is the child.
  */
+import { fileURLToPath } from 'node:url'
 import autocannon from 'autocannon'
-import { assertLocalUrl, HttpClient } from './http-client.js'
-import { answerIpc } from './ipc.js'
-import type {
-  Job,
-  JobTarget,
-  LoadJob,
-  LoadResult,
-  SequenceArmResult,
-  SequenceJob,
-} from './load-job.js'
-import { buildRequest, randomTag, type RequestSpec } from './requests.js'
-import { summarizeLatencies } from './stats.js'
+import { buildRequest, randomTag, type Spec } from './scenarios.js'
+import {
+  answerIpc,
+  BENCH_HOST,
+  ipcCaller,
+  spawnChild,
+  summarize,
+  type Cleanup,
+  type LatencySummary,
+} from './support.js'
 
-/** Names, skus and options stay unique across every job of this process (warm-ups too). */
+/** Closed-loop load: each connection sends its next request when the last is answered. */
+export interface LoadJob {
+  /** The connections are shared out evenly between these (instances of one service). */
+  targets: { url: string; key: string }[]
+  /** Each connection cycles through these, one request of each in turn. */
+  specs: Spec[]
+  connections: number
+  until: { seconds: number } | { requests: number }
+  /** Requests per second at most, over every target (autocannon's overallRate). */
+  ratePerS?: number
+}
+
+export interface LoadResult {
+  /** Responses received, whatever their status. */
+  responses: number
+  reqPerS: number
+  latency: LatencySummary
+  statusCounts: Record<string, number>
+  non2xx: number
+  /** Connection errors and timeouts, and by kind (a socket error's code, or a timeout). */
+  errors: number
+  errorCounts: Record<string, number>
+  /** CPU of the load generator itself; near 100 means the client may be the limit. */
+  clientCpuPercent: number
+}
+
+export interface LoadGenerator {
+  readonly pid: number
+  load(job: LoadJob): Promise<LoadResult>
+  stop(): Promise<void>
+}
+
+export function startLoadGenerator(cleanup: Cleanup): LoadGenerator {
+  const script = fileURLToPath(import.meta.url)
+  const child = spawnChild(
+    cleanup,
+    'load generator',
+    process.execPath,
+    ['--import', 'tsx', script, '--load-generator'],
+    process.env,
+    true,
+  )
+  const call = ipcCaller(child)
+  return { pid: child.pid, load: (job) => call<LoadResult>({ job }), stop: child.stop }
+}
+
+/** Names, skus and options stay unique across every job of the process (warm-ups too). */
 const tag = randomTag()
 let requestNumber = 0
-
-function nextRequest(spec: RequestSpec, target: JobTarget): autocannon.Request {
-  const request = buildRequest(spec, tag, requestNumber++)
-  return {
-    method: request.method,
-    path: request.path,
-    headers: {
-      authorization: `Bearer ${target.key}`,
-      ...(request.body === undefined ? {} : { 'content-type': 'application/json' }),
-    },
-    ...(request.body === undefined ? {} : { body: request.body }),
-  }
-}
 
 async function runLoad(job: LoadJob): Promise<LoadResult> {
   if (job.targets.length === 0 || job.connections < job.targets.length) {
@@ -43,121 +75,72 @@ async function runLoad(job: LoadJob): Promise<LoadResult> {
   const errorCounts: Record<string, number> = {}
   const cpuAtStart = process.cpuUsage()
   const startedAt = performance.now()
-  const onResponse = (statusCode: number, responseTime: number) => {
-    latencies.push(responseTime)
-    statusCounts[statusCode] = (statusCounts[statusCode] ?? 0) + 1
-  }
-  const share = (index: number) =>
-    Math.floor(job.connections / job.targets.length) +
-    (index < job.connections % job.targets.length ? 1 : 0)
-  const onError = (error: Error & { code?: string }) => {
-    const kind = error.code ?? error.message
-    errorCounts[kind] = (errorCounts[kind] ?? 0) + 1
-  }
-  const errors = await Promise.all(
-    job.targets.map((target, index) =>
-      runAutocannon(job, target, share(index), onResponse, onError),
-    ),
+  const counts = await Promise.all(
+    job.targets.map((target, index) => {
+      if (new URL(target.url).hostname !== BENCH_HOST) throw new Error(`not local: ${target.url}`)
+      const connections =
+        Math.floor(job.connections / job.targets.length) +
+        (index < job.connections % job.targets.length ? 1 : 0)
+      const share = connections / job.connections
+      return new Promise<number>((resolve, reject) => {
+        const instance = autocannon(
+          {
+            url: target.url,
+            connections,
+            timeout: 30,
+            ...('seconds' in job.until
+              ? { duration: job.until.seconds }
+              : { amount: Math.round(job.until.requests * share) }),
+            ...(job.ratePerS === undefined ? {} : { overallRate: job.ratePerS * share }),
+            requests: job.specs.map((spec) => ({
+              // Over autocannon's own fields (host, port): method, path, headers, body.
+              setupRequest: (request: autocannon.Request) => {
+                const { method, path, body } = buildRequest(spec, tag, requestNumber++)
+                const headers: Record<string, string> = { authorization: `Bearer ${target.key}` }
+                if (body !== undefined) headers['content-type'] = 'application/json'
+                return {
+                  ...request,
+                  method,
+                  path,
+                  headers,
+                  ...(body === undefined ? {} : { body }),
+                }
+              },
+            })),
+          },
+          (error: unknown, result: autocannon.Result) => {
+            if (error) reject(error instanceof Error ? error : new Error(String(error)))
+            else resolve(result.errors)
+          },
+        )
+        // autocannon's own histogram keeps whole milliseconds; these are exact.
+        instance.on('response', (_client, status, _bytes, responseTime) => {
+          latencies.push(responseTime)
+          statusCounts[status] = (statusCounts[status] ?? 0) + 1
+        })
+        instance.on('reqError', (error: Error & { code?: string }) => {
+          const kind = error.code ?? error.message
+          errorCounts[kind] = (errorCounts[kind] ?? 0) + 1
+        })
+      })
+    }),
   )
   const elapsedS = (performance.now() - startedAt) / 1000
   const cpu = process.cpuUsage(cpuAtStart)
-  const non2xx = Object.entries(statusCounts)
-    .filter(([status]) => !status.startsWith('2'))
-    .reduce((sum, [, count]) => sum + count, 0)
   return {
     responses: latencies.length,
-    elapsedS,
     reqPerS: latencies.length / elapsedS,
-    latency: summarizeLatencies(latencies),
+    latency: summarize(latencies),
     statusCounts,
-    non2xx,
-    errors: errors.reduce((sum, count) => sum + count, 0),
+    non2xx: Object.entries(statusCounts)
+      .filter(([status]) => !status.startsWith('2'))
+      .reduce((sum, [, count]) => sum + count, 0),
+    errors: counts.reduce((sum, count) => sum + count, 0),
     errorCounts,
     clientCpuPercent: (100 * (cpu.user + cpu.system)) / 1e6 / elapsedS,
   }
 }
 
-/** One autocannon instance against one target; resolves with its count of errors. */
-function runAutocannon(
-  job: LoadJob,
-  target: JobTarget,
-  connections: number,
-  onResponse: (statusCode: number, responseTime: number) => void,
-  onError: (error: Error & { code?: string }) => void,
-): Promise<number> {
-  assertLocalUrl(target.url)
-  return new Promise((resolve, reject) => {
-    const instance = autocannon(
-      {
-        url: target.url,
-        connections,
-        ...('seconds' in job.until
-          ? { duration: job.until.seconds }
-          : { amount: Math.round((job.until.requests * connections) / job.connections) }),
-        timeout: 30,
-        ...(job.ratePerS === undefined
-          ? {}
-          : { overallRate: (job.ratePerS * connections) / job.connections }),
-        requests: job.specs.map((spec) => ({
-          // Spread over autocannon's own fields (host, port) and replace method, path, body.
-          setupRequest: (request: autocannon.Request) => ({
-            ...request,
-            ...nextRequest(spec, target),
-          }),
-        })),
-      },
-      (error: unknown, result: autocannon.Result) => {
-        if (error) reject(error instanceof Error ? error : new Error(String(error)))
-        else resolve(result.errors)
-      },
-    )
-    // autocannon's own histogram keeps whole milliseconds; these are exact.
-    instance.on('response', (_client, statusCode, _bytes, responseTime) =>
-      onResponse(statusCode, responseTime),
-    )
-    instance.on('reqError', onError)
-  })
+if (process.argv.includes('--load-generator')) {
+  answerIpc(({ job }: { job: LoadJob }) => runLoad(job))
 }
-
-async function runSequence(job: SequenceJob): Promise<SequenceArmResult[]> {
-  const clients = new Map<string, HttpClient>()
-  const clientOf = ({ url, key }: JobTarget) => {
-    let client = clients.get(url)
-    if (!client) {
-      client = new HttpClient(url, { authorization: `Bearer ${key}` }, 1)
-      clients.set(url, client)
-    }
-    return client
-  }
-  const arms = job.arms.map((arm) => ({
-    ...arm,
-    client: clientOf(arm.target ?? job.target),
-    latencies: [] as number[],
-    statusCounts: {} as Record<string, number>,
-  }))
-  try {
-    for (let done = 0; done < job.perArm; done += job.block) {
-      for (const arm of arms) {
-        for (let i = 0; i < Math.min(job.block, job.perArm - done); i++) {
-          const request = buildRequest(arm.spec, tag, requestNumber++)
-          const startedAt = performance.now()
-          const response = await arm.client.send(request)
-          arm.latencies.push(performance.now() - startedAt)
-          arm.statusCounts[response.status] = (arm.statusCounts[response.status] ?? 0) + 1
-        }
-      }
-    }
-  } finally {
-    for (const client of clients.values()) client.close()
-  }
-  return arms.map((arm) => ({
-    label: arm.label,
-    latency: summarizeLatencies(arm.latencies),
-    statusCounts: arm.statusCounts,
-    non2xx: arm.latencies.length - (arm.statusCounts[200] ?? 0),
-  }))
-}
-
-answerIpc((message: Job) =>
-  message.kind === 'load' ? runLoad(message.job) : runSequence(message.job),
-)

@@ -1,158 +1,176 @@
-import type { BenchConfig } from './config.js'
-import type { LoadGenerator, LoadResult } from './load-job.js'
-import { readMemory, resetPeakRss, watchServer } from './proc.js'
-import type { RequestSpec } from './requests.js'
-import { addCounts } from './stats.js'
-import type { RunningServer } from './targets.js'
+/** Measured windows: a warm-up, then load with the server's memory and CPU watched. */
+import type { LoadGenerator, LoadJob, LoadResult } from './load.js'
+import type { Spec } from './scenarios.js'
+import { settle, type Context, type Dialect, type RunningServer } from './servers.js'
+import { addCounts, readMemory, resetPeakRss, watchCpu, type BenchConfig } from './support.js'
 
-/** One measured window against one server. */
+/** What every section of a run works with. */
+export interface Session {
+  context: Context
+  load: LoadGenerator
+  config: BenchConfig
+  found: Findings
+  log(line: string): void
+}
+
+/** A figure of a section beyond the scenarios, with its goal if it has one. */
+export interface Figure {
+  section: string
+  name: string
+  dialect: Dialect
+  value: number | null
+  unit: string
+  goal?: { op: '>=' | '<='; value: number }
+}
+
+/** Where a run records what went wrong, and what makes its figures suspect. */
+export interface Findings {
+  failures: string[]
+  warnings: string[]
+  /** Fails the run if `counts` saw a non-2xx answer or a connection error. */
+  check(what: string, counts: { non2xx: number; errors: number; errorCounts?: object }): void
+  /** Checks a window and its warm-up; warns if other work took over 15 % of a core. */
+  watch(what: string, window: WindowFigures): void
+}
+
+export function findings(): Findings {
+  const failures: string[] = []
+  const warnings: string[] = []
+  const check: Findings['check'] = (what, { non2xx, errors, errorCounts }) => {
+    if (non2xx > 0 || errors > 0) {
+      failures.push(`${what}: ${non2xx} non-2xx, ${errors} errors ${JSON.stringify(errorCounts)}`)
+    }
+  }
+  return {
+    failures,
+    warnings,
+    check,
+    watch(what, window) {
+      check(what, window)
+      check(`${what}, warm-up`, window.warmup)
+      if (window.foreignCpuPercent > 15) {
+        const cpu = window.foreignCpuPercent.toFixed(0)
+        warnings.push(`${what}: other processes used ${cpu} % of a core`)
+      }
+    },
+  }
+}
+
+/** Windows per arm of a comparison, taken in turn: see measureInTurn. */
+export const ROUNDS = 3
+
 export interface WindowFigures {
   reqPerS: number
   p50Ms: number
   p99Ms: number
-  meanMs: number
   responses: number
   non2xx: number
   errors: number
   errorCounts: Record<string, number>
-  statusCounts: Record<string, number>
-  /** VmHWM after the window; it covers this window and its warm-up when peakRssSince is 'warm-up'. */
+  /** VmHWM since the warm-up (reset by clear_refs), or since start where that is refused. */
   peakRssMiB: number
-  peakRssSince: 'warm-up' | 'process start'
-  /** Highest VmRSS of the samples taken during the measured window. */
-  sampledMaxRssMiB: number
-  /** CPU used in the window, 100 being one core fully busy. */
+  /** CPU in the window, 100 being one core. */
   serverCpuPercent: number
   clientCpuPercent: number
-  /** CPU the machine spent on work not of this benchmark (see watchServer): should be near 0. */
+  /** CPU the machine spent on work not of this benchmark: should be near 0 (watchCpu). */
   foreignCpuPercent: number
   warmup: { responses: number; non2xx: number; errors: number; errorCounts: Record<string, number> }
 }
 
-/** Windows of a comparison, taken in turn on each server: see measureInTurn. */
-export const ROUNDS = 3
-
-/** What one server is measured on in a comparison. */
+/** What one server is measured on; `connections` 1 times requests one at a time. */
 export interface Arm {
   server: RunningServer
-  specs: RequestSpec[]
+  specs: Spec[]
+  connections?: number
 }
 
 /**
- * The windows of a comparison, taken in turn: each arm, then each again, `rounds` times
- * (ROUNDS unless told), each window a ROUNDS-th of the run's duration (rounded up). This
- * machine's speed drifts by tens of percent over minutes, so two servers measured a minute
- * apart can differ by that alone; in turn, a drift falls on every arm alike. The first
- * window of each arm follows the full warm-up, later ones a second of it. Before each warm-up
- * `settle` flushes what the previous arm left to write (a synchronous=NORMAL baseline leaves
- * the kernel much), so that no arm's fsyncs wait behind another's. Figures are merged per arm
- * (mergeWindows).
+ * The windows of a comparison, taken in turn: each arm, then each again, `rounds` times,
+ * each window a ROUNDS-th of the run's duration. This machine's speed drifts by tens of
+ * percent over minutes, so servers measured a minute apart differ by that alone; in turn, a
+ * drift falls on every arm alike. The first window of each arm follows the full warm-up,
+ * later ones 1 s. Before each, `settle` flushes what the previous arm left to write, so that
+ * no arm's fsyncs wait behind another's. Returns each arm's windows merged.
  */
 export async function measureInTurn(
+  { load, config, context }: Session,
   arms: Arm[],
-  load: LoadGenerator,
-  config: BenchConfig,
-  settle: () => Promise<void>,
   rounds = ROUNDS,
 ): Promise<WindowFigures[]> {
   const windows: WindowFigures[][] = arms.map(() => [])
   const durationS = Math.ceil(config.durationS / ROUNDS)
   for (let round = 0; round < rounds; round++) {
     for (const [i, arm] of arms.entries()) {
+      await settle(context)
       const warmupS = round === 0 ? config.warmupS : 1
-      await settle()
-      windows[i]!.push(
-        await measureWindow(arm.server, load, { ...config, warmupS, durationS }, arm.specs),
-      )
+      windows[i]!.push(await measureWindow(arm, load, config.connections, warmupS, durationS))
     }
   }
   return windows.map(mergeWindows)
 }
 
-/** One arm's windows as one: rates and latencies averaged, counts added, peaks the highest. */
-export function mergeWindows(windows: WindowFigures[]): WindowFigures {
-  const [first] = windows
-  if (!first) throw new Error('no window to merge')
-  const mean = (figure: (w: WindowFigures) => number) =>
-    windows.reduce((sum, w) => sum + figure(w), 0) / windows.length
-  const sum = (figure: (w: WindowFigures) => number) =>
-    windows.reduce((total, w) => total + figure(w), 0)
-  const max = (figure: (w: WindowFigures) => number) => Math.max(...windows.map(figure))
-  return {
-    reqPerS: mean((w) => w.reqPerS),
-    p50Ms: mean((w) => w.p50Ms),
-    p99Ms: mean((w) => w.p99Ms),
-    meanMs: mean((w) => w.meanMs),
-    responses: sum((w) => w.responses),
-    non2xx: sum((w) => w.non2xx),
-    errors: sum((w) => w.errors),
-    errorCounts: addCounts(windows.map((w) => w.errorCounts)),
-    statusCounts: addCounts(windows.map((w) => w.statusCounts)),
-    peakRssMiB: max((w) => w.peakRssMiB),
-    peakRssSince: first.peakRssSince,
-    sampledMaxRssMiB: max((w) => w.sampledMaxRssMiB),
-    serverCpuPercent: mean((w) => w.serverCpuPercent),
-    clientCpuPercent: mean((w) => w.clientCpuPercent),
-    foreignCpuPercent: mean((w) => w.foreignCpuPercent),
-    warmup: {
-      responses: sum((w) => w.warmup.responses),
-      non2xx: sum((w) => w.warmup.non2xx),
-      errors: sum((w) => w.warmup.errors),
-      errorCounts: addCounts(windows.map((w) => w.warmup.errorCounts)),
-    },
-  }
-}
-
-/** A warm-up whose figures are dropped, then the measured window, at the run's connections. */
 export async function measureWindow(
-  server: RunningServer,
+  arm: Arm,
   load: LoadGenerator,
-  config: BenchConfig,
-  specs: RequestSpec[],
+  connections: number,
+  warmupS: number,
+  durationS: number,
 ): Promise<WindowFigures> {
-  const target = { url: server.url, key: server.key }
-  const peakRssSince = resetPeakRss(server.pid) ? 'warm-up' : 'process start'
-  const warmup = await load.load({
-    targets: [target],
-    specs,
-    connections: config.connections,
-    until: { seconds: config.warmupS },
-  })
-  const stopWatching = watchServer(server.pid, load.pid)
-  const measured = await load.load({
-    targets: [target],
-    specs,
-    connections: config.connections,
-    until: { seconds: config.durationS },
-  })
-  const usage = stopWatching()
+  const { server } = arm
+  const job: Omit<LoadJob, 'until'> = {
+    targets: [{ url: server.url, key: server.key }],
+    specs: arm.specs,
+    connections: arm.connections ?? connections,
+  }
+  resetPeakRss(server.pid)
+  const warmup = await load.load({ ...job, until: { seconds: warmupS } })
+  const stopWatching = watchCpu(server.pid, load.pid)
+  const measured = await load.load({ ...job, until: { seconds: durationS } })
+  const cpu = stopWatching()
   return {
     ...figuresOf(measured),
     peakRssMiB: readMemory(server.pid).peakMiB,
-    peakRssSince,
-    sampledMaxRssMiB: usage.sampledMaxRssMiB,
-    serverCpuPercent: usage.serverCpuPercent,
-    foreignCpuPercent: usage.foreignCpuPercent,
-    warmup: {
-      responses: warmup.responses,
-      non2xx: warmup.non2xx,
-      errors: warmup.errors,
-      errorCounts: warmup.errorCounts,
-    },
+    ...cpu,
+    warmup: counts(warmup),
   }
 }
 
-function figuresOf(result: LoadResult) {
+export function figuresOf(result: LoadResult) {
   return {
     reqPerS: result.reqPerS,
     p50Ms: result.latency.p50,
     p99Ms: result.latency.p99,
-    meanMs: result.latency.mean,
-    responses: result.responses,
-    non2xx: result.non2xx,
-    errors: result.errors,
-    errorCounts: result.errorCounts,
-    statusCounts: result.statusCounts,
     clientCpuPercent: result.clientCpuPercent,
+    ...counts(result),
+  }
+}
+
+const counts = ({ responses, non2xx, errors, errorCounts }: LoadResult | WindowFigures) => ({
+  responses,
+  non2xx,
+  errors,
+  errorCounts,
+})
+
+/** One arm's windows as one: rates and latencies averaged, counts added, peaks the highest. */
+export function mergeWindows(windows: WindowFigures[]): WindowFigures {
+  const mean = (f: (w: WindowFigures) => number) =>
+    windows.reduce((sum, w) => sum + f(w), 0) / windows.length
+  const merged = (list: WindowFigures['warmup'][]) => ({
+    responses: list.reduce((t, w) => t + w.responses, 0),
+    non2xx: list.reduce((t, w) => t + w.non2xx, 0),
+    errors: list.reduce((t, w) => t + w.errors, 0),
+    errorCounts: addCounts(list.map((w) => w.errorCounts)),
+  })
+  return {
+    reqPerS: mean((w) => w.reqPerS),
+    p50Ms: mean((w) => w.p50Ms),
+    p99Ms: mean((w) => w.p99Ms),
+    ...merged(windows),
+    peakRssMiB: Math.max(...windows.map((w) => w.peakRssMiB)),
+    serverCpuPercent: mean((w) => w.serverCpuPercent),
+    clientCpuPercent: mean((w) => w.clientCpuPercent),
+    foreignCpuPercent: mean((w) => w.foreignCpuPercent),
+    warmup: merged(windows.map((w) => w.warmup)),
   }
 }

@@ -1,209 +1,391 @@
 /**
- * `npm run bench`: the load benchmark of issue 3. One run on one machine; every figure that
- * matters is a ratio of two measurements taken in this run.
+ * `npm run bench`: the load benchmark (docs/benchmarks.md). One run on one machine; every
+ * figure that matters is a ratio of two measurements taken in this run.
  *
- * Builds the service, then starts the servers of one dialect side by side, each on a fresh
- * database (the service on SQLite and, with BENCH_POSTGRES_URL, on PostgreSQL; the bare
- * baselines of baseline-server.ts), and drives them from a child process (load.ts) through
- * six scenarios (scenarios.ts), their windows taken in turn (measure.ts). Then the scale figures of the
- * service. Prints a table, writes results/<time>-<dialects>.json, results/latest.json
- * and results/latest.svg, and exits 1 if any request failed.
+ * Builds the service, then per dialect starts it and its bare baselines (servers.ts) side by
+ * side, each on a fresh database, and drives them from a child process (load.ts) through the
+ * scenarios of scenarios.ts, their windows taken in turn (measure.ts); then, with PostgreSQL,
+ * one and two instances on one database; the webhook delivery figures (webhooks.ts); the scale
+ * and memory figures (scale.ts). Prints the tables, writes bench/results/<time>.json and
+ * latest.json (git ignores the folder), and exits 1 if any request failed or any acknowledged
+ * write is missing from its database.
+ *
+ * `npm run bench:soak` (--soak): the memory soak alone, with `npm start`'s V8 flags and
+ * without (BENCH_SOAK_FLAGS: both, flags or none), on the Node that runs it.
  *
  * Environment: BENCH_WARMUP_S (3), BENCH_DURATION_S (10), BENCH_POSTGRES_URL (an admin URL on
- * this machine, where scratch databases bench_* are created and dropped), BENCH_LONG=1 (soak
- * to 1,000,000 requests), BENCH_SCALE=0 (skip the scale figures), BENCH_WEBHOOKS=0 (skip the
- * webhook delivery figures of webhooks.ts), BENCH_SCENARIOS=0 (skip the scenarios against the
- * baselines and the instances figures: with BENCH_SCALE=0, the webhook section alone).
+ * this machine, where scratch databases bench_* are made and dropped), BENCH_LONG=1 (soak to
+ * 1,000,000 requests), BENCH_SCALE=0, BENCH_WEBHOOKS=0, BENCH_SCENARIOS=0 (skip a section).
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
-import { buildBaselineServer } from './baseline-build.js'
-import { renderChart } from './chart.js'
-import { cleanUpOnSignals, createCleanup, type Cleanup } from './cleanup.js'
-import { loadBenchConfig, type BenchConfig } from './config.js'
-import { runInstances, type InstanceFigures } from './instances.js'
-import { startLoadGenerator, type LoadGenerator } from './load-job.js'
-import { machineFacts } from './machine.js'
-import { runCommand } from './processes.js'
+import { startLoadGenerator } from './load.js'
+import {
+  findings,
+  measureInTurn,
+  ROUNDS,
+  type Figure,
+  type Session,
+  type WindowFigures,
+} from './measure.js'
+import { runScale, runSoak } from './scale.js'
+import { createProducts, SCENARIO_NAMES, SCENARIOS, type ScenarioName } from './scenarios.js'
 import {
   BASELINES,
-  compare,
-  findFailures,
-  findWarnings,
-  scaleGoals,
-  webhookGoals,
-  writeReport,
-  type BenchReport,
-} from './report.js'
-import { runScale, type ScaleFigures } from './scale.js'
-import { runScenarios, type ScenarioRun } from './scenarios.js'
-import { runSoak, type SoakFigures } from './soak.js'
-import { formatReport } from './table.js'
-import { runWebhooks, type WebhookFigures } from './webhooks.js'
-import {
-  SERVER_LABELS,
-  settle,
+  baselinesOf,
+  countStored,
+  createContext,
+  DIALECT_LABELS,
+  goalBaseline,
+  machineFacts,
+  ROOT,
   startBaseline,
-  startScriptNodeFlags,
   startService,
   type Dialect,
   type RunningServer,
   type ServerKind,
-  type TargetContext,
-} from './targets.js'
+} from './servers.js'
+import { apiClient, loadBenchConfig, ratio, runCommand, runMain } from './support.js'
+import { runWebhooks } from './webhooks.js'
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url))
-const RESULTS = join(ROOT, 'bench', 'results')
+/** One scenario on one server: its merged windows and, for writes, what reached the table. */
+export interface ScenarioRun extends WindowFigures {
+  server: ServerKind
+  dialect: Dialect
+  scenario: ScenarioName
+  stored?: { acknowledged: number; found: number }
+}
 
-const log = (line: string) => console.error(line)
-
-async function bench(config: BenchConfig, cleanup: Cleanup): Promise<number> {
+async function bench(session: Session, dialects: Dialect[]): Promise<number> {
+  const { config, context, found, log } = session
   const startedAt = new Date()
-  log('building the service (npm run build), so that the figures are those of src/ as it is')
-  await runCommand('npm', ['run', 'build'], { cwd: ROOT })
-
-  // Inside the project, where the baseline's packages resolve; git ignores results/tmp/.
-  mkdirSync(join(RESULTS, 'tmp'), { recursive: true })
-  const work = mkdtempSync(join(RESULTS, 'tmp', 'run-'))
-  cleanup.add(`remove ${work}`, () => rmSync(work, { recursive: true, force: true }))
-  const context: TargetContext = {
-    cleanup,
-    serviceCli: join(ROOT, 'dist', 'cli', 'main.js'),
-    serviceNodeFlags: startScriptNodeFlags(join(ROOT, 'package.json')),
-    baselineScript: buildBaselineServer(work),
-    postgresUrl: config.postgresUrl,
+  const runs: ScenarioRun[] = []
+  const figures: Figure[] = []
+  for (const dialect of config.scenarios ? dialects : []) {
+    runs.push(...(await runScenarios(session, dialect)))
   }
-  const dialects: Dialect[] = config.postgresUrl ? ['sqlite', 'postgres'] : ['sqlite']
-  const load = startLoadGenerator(cleanup)
-
-  const runs = config.scenarios ? await runAllServers(context, dialects, load, config) : []
-  const instances: InstanceFigures[] = []
   if (config.scenarios && dialects.includes('postgres')) {
     log('the service on PostgreSQL as one instance, then as two on one database')
-    instances.push(...(await runInstances(context, load, config, log)))
+    figures.push(...(await runInstances(session)))
   }
-  const webhooks: WebhookFigures[] = []
-  if (config.webhooks) {
-    for (const dialect of dialects) {
-      log(`webhook deliveries of the service on ${dialect}`)
-      webhooks.push(await runWebhooks(context, dialect, load, config, log))
-    }
+  for (const dialect of config.webhooks ? dialects : []) {
+    log(`webhook deliveries of the service on ${dialect}`)
+    figures.push(...(await runWebhooks(session, dialect)))
   }
-  const scale: ScaleFigures[] = []
-  const soak: SoakFigures[] = []
-  if (config.scale) {
-    for (const dialect of dialects) {
-      log(`scale of the service on ${dialect}`)
-      scale.push(await runScale(context, dialect, load, config, log))
-      log(`memory of the service on ${dialect} under a mix of all scenarios`)
-      soak.push(await runSoak(context, dialect, load, config, log))
-    }
+  for (const dialect of config.scale ? dialects : []) {
+    log(`scale of the service on ${dialect}`)
+    figures.push(...(await runScale(session, dialect)))
   }
-  await load.stop()
-
-  const finishedAt = new Date()
-  const report: BenchReport = {
+  for (const dialect of config.scale ? dialects : []) {
+    log(`memory of the service on ${dialect} under a mix of all scenarios`)
+    figures.push(...(await runSoak(session, dialect)))
+  }
+  const report = {
     startedAt: startedAt.toISOString(),
-    finishedAt: finishedAt.toISOString(),
-    runSeconds: Math.round((finishedAt.getTime() - startedAt.getTime()) / 1000),
-    command: 'npm run bench',
-    settings: {
-      warmupS: config.warmupS,
-      durationS: config.durationS,
-      connections: config.connections,
-      dialects,
-      long: config.long,
-      scale: config.scale,
-      scenarios: config.scenarios,
-      webhooks: config.webhooks,
-      serviceNodeFlags: context.serviceNodeFlags,
-    },
-    machine: await machineFacts(ROOT, config.postgresUrl),
+    runSeconds: Math.round((Date.now() - startedAt.getTime()) / 1000),
+    settings: { ...config, postgresUrl: undefined, dialects, nodeFlags: context.nodeFlags },
+    machine: await machineFacts(config.postgresUrl),
     runs,
-    comparisons: compare(runs),
-    scale,
-    soak,
-    scaleGoals: scale.map((figures) =>
-      scaleGoals(
-        figures,
-        soak.find((s) => s.dialect === figures.dialect),
-      ),
-    ),
-    instances,
-    webhooks,
-    webhookGoals: webhooks.map(webhookGoals),
-    failures: findFailures(runs, scale, soak, instances, webhooks),
-    warnings: findWarnings(runs, scale),
+    figures,
+    failures: found.failures,
+    warnings: found.warnings,
   }
-  return publish(report)
+  console.log(
+    `\nCatalogue service benchmark, ${report.startedAt.slice(0, 16)} UTC: ` +
+      `${config.connections} connections, ${config.warmupS} s warm-up, ${config.durationS} s ` +
+      `per scenario and server in ${ROUNDS} windows taken in turn; the service run as ` +
+      `npm start runs it (node ${context.nodeFlags.join(' ')})\n`,
+  )
+  if (runs.length > 0) {
+    for (const dialect of dialects) console.log(`${detailTable(runs, dialect)}\n`)
+    console.log(`${ratioTable(runs, dialects)}\n`)
+  }
+  if (figures.length > 0) console.log(`${figureTable(figures, dialects)}\n`)
+  const dir = join(ROOT, 'bench', 'results')
+  mkdirSync(dir, { recursive: true })
+  const path = join(dir, `${report.startedAt.replace(/\.\d+Z$/, 'Z').replaceAll(':', '-')}.json`)
+  const json = `${JSON.stringify(report, null, 2)}\n`
+  writeFileSync(path, json)
+  writeFileSync(join(dir, 'latest.json'), json)
+  log(`wrote ${path} and latest.json (the run took ${report.runSeconds} s)`)
+  return conclude(session)
+}
+
+/** Prints what went wrong; 1 if any request failed or any acknowledged write is missing. */
+function conclude({ found, log }: Session): number {
+  if (found.warnings.length > 0) {
+    log(`WARNING: the machine was busy with other work, so these figures are suspect:`)
+    log(`  ${found.warnings.join('\n  ')}`)
+  }
+  if (found.failures.length > 0) log(`FAILED:\n  ${found.failures.join('\n  ')}`)
+  return found.failures.length > 0 ? 1 : 0
 }
 
 /**
- * Every scenario on every server, each on a fresh database. The servers of a dialect run side
- * by side, so that their windows can be taken in turn; an idle one costs no CPU.
+ * Every scenario on the service and the baselines of one dialect, each on a fresh database,
+ * side by side (an idle one costs no CPU), so that their windows can be taken in turn.
  */
-async function runAllServers(
-  context: TargetContext,
-  dialects: Dialect[],
-  load: LoadGenerator,
-  config: BenchConfig,
-): Promise<ScenarioRun[]> {
+async function runScenarios(session: Session, dialect: Dialect): Promise<ScenarioRun[]> {
+  const { context, found, log } = session
+  const kinds: ServerKind[] = ['service', ...baselinesOf(dialect)]
+  log(`${kinds.join(', ')} on ${dialect}, in turn`)
+  const servers: RunningServer[] = []
   const runs: ScenarioRun[] = []
-  for (const dialect of dialects) {
-    const kinds = ['service', ...BASELINES[dialect]] as ServerKind[]
-    log(`${kinds.map((kind) => SERVER_LABELS[kind]).join(', ')} on ${dialect}, in turn`)
-    const servers: RunningServer[] = []
-    try {
-      for (const kind of kinds) {
-        servers.push(
-          kind === 'service'
-            ? await startService(context, dialect)
-            : await startBaseline(context, kind),
-        )
-      }
-      const serverRuns = await runScenarios(servers, load, config, () => settle(context), log)
-      runs.push(...serverRuns)
-      for (const server of servers) {
-        const own = serverRuns.filter((run) => run.server === server.kind)
-        if (findFailures(own, [], []).length > 0) {
-          log(`  what ${server.kind} printed last:\n${server.output().slice(-2000)}`)
-        }
-      }
-    } finally {
-      await Promise.all(servers.map((server) => server.stop()))
+  try {
+    for (const kind of kinds) {
+      servers.push(
+        kind === 'service'
+          ? await startService(context, dialect)
+          : await startBaseline(context, kind),
+      )
     }
+    for (const name of SCENARIO_NAMES) {
+      const { writes, label } = SCENARIOS[name]
+      const arms = []
+      for (const server of servers) {
+        const targets = await SCENARIOS[name].seed(apiClient(server.url, server.key))
+        arms.push({ server, specs: [{ scenario: name, targets }] })
+      }
+      const count = (server: RunningServer) =>
+        writes ? countStored(server.databaseUrl, writes.table, writes.what) : Promise.resolve(0)
+      const before = await Promise.all(servers.map(count))
+      const merged = await measureInTurn(session, arms)
+      for (const [i, server] of servers.entries()) {
+        const figures = merged[i]!
+        const what = `${server.kind} (${dialect}), ${label}`
+        found.watch(what, figures)
+        const ok = (c: { responses: number; non2xx: number }) => c.responses - c.non2xx
+        const stored = writes && {
+          acknowledged: ok(figures) + ok(figures.warmup),
+          found: (await count(server)) - before[i]!,
+        }
+        // Requests in flight at a window's end may add rows no one counted: more is fine.
+        if (stored && stored.found < stored.acknowledged) {
+          found.failures.push(
+            `${what}: ${stored.acknowledged} writes answered 200, ${writes.table}` +
+              ` ${writes.what} moved by ${stored.found}`,
+          )
+        }
+        log(
+          `  ${label.padEnd(15)} ${server.kind.padEnd(19)} ${figures.reqPerS.toFixed(0).padStart(7)} req/s` +
+            `  p50 ${figures.p50Ms.toFixed(2)} ms  p99 ${figures.p99Ms.toFixed(2)} ms` +
+            `  non-2xx ${figures.non2xx}  errors ${figures.errors}`,
+        )
+        runs.push({ server: server.kind, dialect, scenario: name, ...figures, stored })
+      }
+    }
+  } finally {
+    for (const server of servers) {
+      if (found.failures.some((f) => f.startsWith(`${server.kind} (${dialect})`))) {
+        log(`  what ${server.kind} printed last:\n${server.output().slice(-2000)}`)
+      }
+    }
+    await Promise.all(servers.map((server) => server.stop()))
   }
   return runs
 }
 
-/** Prints the tables, writes the JSON and the chart; 1 when any request went wrong. */
-async function publish(report: BenchReport): Promise<number> {
-  console.log(`\n${formatReport(report)}\n`)
-  const path = await writeReport(report, RESULTS)
-  writeFileSync(join(RESULTS, 'latest.svg'), renderChart(report))
-  log(`wrote ${path}, latest.json and latest.svg (the run took ${report.runSeconds} s)`)
-  if (report.warnings.length > 0) {
-    log(`WARNING: the machine was busy with other work, so these figures are suspect:`)
-    log(`  ${report.warnings.join('\n  ')}`)
+/**
+ * Issue 3: the service's throughput as one and as two processes on one PostgreSQL database,
+ * the same connections shared out between them, in turn as the scenarios are.
+ */
+async function runInstances({ context, load, config, found, log }: Session): Promise<Figure[]> {
+  const first = await startService(context, 'postgres')
+  const second = await startService(context, 'postgres', { shared: first })
+  try {
+    const productIds = await createProducts(apiClient(first.url, first.key), 100)
+    const figures: Figure[] = []
+    for (const name of ['create-product', 'get-product'] as const) {
+      const specs = [
+        {
+          scenario: name,
+          targets: name === 'get-product' ? productIds.map((productId) => ({ productId })) : [{}],
+        },
+      ]
+      const rates = { one: [] as number[], two: [] as number[] }
+      for (let round = 0; round < ROUNDS; round++) {
+        for (const arm of ['one', 'two'] as const) {
+          const servers = arm === 'one' ? [first] : [first, second]
+          const job = {
+            targets: servers.map(({ url, key }) => ({ url, key })),
+            specs,
+            connections: config.connections,
+          }
+          await load.load({ ...job, until: { seconds: round === 0 ? config.warmupS : 1 } })
+          const result = await load.load({
+            ...job,
+            until: { seconds: Math.ceil(config.durationS / ROUNDS) },
+          })
+          found.check(`${arm} instance(s), ${name}`, result)
+          rates[arm].push(result.reqPerS)
+        }
+      }
+      const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length
+      const [one, two] = [mean(rates.one), mean(rates.two)]
+      log(`  ${name}: 1 instance ${one.toFixed(0)} req/s, 2 instances ${two.toFixed(0)}`)
+      const section = 'instances'
+      figures.push(
+        {
+          section,
+          dialect: 'postgres',
+          name: `${SCENARIOS[name].label}, 1 instance`,
+          value: one,
+          unit: 'req/s',
+        },
+        {
+          section,
+          dialect: 'postgres',
+          name: `${SCENARIOS[name].label}, 2 instances / 1`,
+          value: ratio(two, one),
+          unit: 'x',
+        },
+      )
+    }
+    return figures
+  } finally {
+    await second.stop()
+    await first.stop()
   }
-  if (report.failures.length > 0) {
-    log(`FAILED: requests went wrong:\n  ${report.failures.join('\n  ')}`)
-    return 1
-  }
-  return 0
 }
 
-const cleanup = createCleanup(log)
-const signalled = cleanUpOnSignals(cleanup)
-try {
-  process.exitCode = await bench(loadBenchConfig(), cleanup)
-} catch (error) {
-  // After a signal, whatever was under way fails as its children are stopped: no news.
-  if (!signalled()) {
-    log(`bench: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`)
-  }
-  process.exitCode = 1
-} finally {
-  await cleanup.runAll()
+// ---------------------------------------------------------------------------------------
+// Tables, in Markdown, so that docs/benchmarks.md can take them as they are
+
+function markdown(rows: string[][]): string {
+  const widths = rows[0]!.map((_, i) => Math.max(3, ...rows.map((row) => (row[i] ?? '').length)))
+  const line = (row: string[]) =>
+    `| ${row.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join(' | ')} |`
+  const rule = `| ${widths.map((w, i) => (i === 0 ? '-'.repeat(w) : `${'-'.repeat(w - 1)}:`)).join(' | ')} |`
+  return [line(rows[0]!), rule, ...rows.slice(1).map(line)].join('\n')
 }
+
+const whole = (value: number) => Math.round(value).toLocaleString('en')
+const times = (value: number | null) => (value === null ? '-' : `${value.toFixed(2)}×`)
+
+/** Every server's figures of one dialect. */
+function detailTable(runs: ScenarioRun[], dialect: Dialect): string {
+  const rows = [
+    [
+      DIALECT_LABELS[dialect],
+      'req/s',
+      'p50 ms',
+      'p99 ms',
+      'non-2xx',
+      'errors',
+      'peak RSS MiB',
+      'CPU server/load %',
+    ],
+  ]
+  for (const run of runs.filter((r) => r.dialect === dialect)) {
+    rows.push([
+      `${SCENARIOS[run.scenario].label}, ${run.server === 'service' ? 'service' : BASELINES[run.server].short}`,
+      whole(run.reqPerS),
+      run.p50Ms.toFixed(2),
+      run.p99Ms.toFixed(2),
+      String(run.non2xx + run.warmup.non2xx),
+      String(run.errors + run.warmup.errors),
+      run.peakRssMiB.toFixed(1),
+      `${run.serverCpuPercent.toFixed(0)}/${run.clientCpuPercent.toFixed(0)}`,
+    ])
+  }
+  return markdown(rows)
+}
+
+/**
+ * The service's req/s over each baseline's, per scenario; the goal is checked against the
+ * goal baseline (servers.ts: the event-appending twin for writes), and so is p99 (<= 2x).
+ */
+function ratioTable(runs: ScenarioRun[], dialects: Dialect[]): string {
+  const header = ['scenario']
+  for (const dialect of dialects) {
+    header.push(
+      `${DIALECT_LABELS[dialect]} service`,
+      ...baselinesOf(dialect).map((k) => `/ ${BASELINES[k].short}`),
+    )
+  }
+  const rows = [[...header, 'goal', 'p99 / goal baseline']]
+  for (const name of SCENARIO_NAMES) {
+    const { label, goal, writes } = SCENARIOS[name]
+    const row = [label]
+    const p99s: string[] = []
+    for (const dialect of dialects) {
+      const run = (server: ServerKind) =>
+        runs.find((r) => r.server === server && r.dialect === dialect && r.scenario === name)
+      const service = run('service')
+      const against = goalBaseline(dialect, writes !== undefined)
+      row.push(service ? `${whole(service.reqPerS)} req/s` : '-')
+      for (const kind of baselinesOf(dialect)) {
+        const value = ratio(service?.reqPerS, run(kind)?.reqPerS)
+        const missed = kind === against && goal !== undefined && value !== null && value < goal
+        row.push(
+          `${times(value)}${kind === against && goal !== undefined ? (missed ? ' (missed)' : ' *') : ''}`,
+        )
+      }
+      p99s.push(times(ratio(service?.p99Ms, run(against)?.p99Ms)))
+    }
+    rows.push([...row, goal === undefined ? '' : `${goal.toFixed(2)}×`, p99s.join(' / ')])
+  }
+  return `${markdown(rows)}\n* the baseline the goal is measured against (for writes, the one that appends its event)`
+}
+
+/** The other sections' figures: one row a figure, one column a dialect. */
+function figureTable(figures: Figure[], dialects: Dialect[]): string {
+  const rows = [['figure', ...dialects.map((d) => DIALECT_LABELS[d]), 'goal']]
+  const names = [...new Set(figures.map((f) => `${f.section}: ${f.name}`))]
+  for (const key of names) {
+    const of = figures.filter((f) => `${f.section}: ${f.name}` === key)
+    const cells = dialects.map((dialect) => {
+      const f = of.find((x) => x.dialect === dialect)
+      if (!f || f.value === null) return '-'
+      const value =
+        f.unit === 'x'
+          ? times(f.value)
+          : `${['req/s', ''].includes(f.unit) ? whole(f.value) : f.value.toFixed(f.unit === 'ms' ? 0 : 1)} ${f.unit}`.trim()
+      const met =
+        !f.goal || (f.goal.op === '>=' ? f.value >= f.goal.value : f.value <= f.goal.value)
+      return met ? value : `${value} (missed)`
+    })
+    const goal = of[0]!.goal
+    rows.push([
+      key,
+      ...cells,
+      goal ? `${goal.op} ${goal.value}${of[0]!.unit === 'x' ? '×' : ` ${of[0]!.unit}`}` : '',
+    ])
+  }
+  return markdown(rows)
+}
+
+/** `npm run bench:soak`: memory alone, with npm start's V8 flags and without. */
+async function soakOnly(session: Session, dialects: Dialect[]): Promise<number> {
+  const which = process.env.BENCH_SOAK_FLAGS || 'both'
+  for (const dialect of dialects) {
+    for (const [label, flags] of [
+      ['flags', session.context.nodeFlags],
+      ['none', []],
+    ] as const) {
+      if (which !== 'both' && which !== label) continue
+      const context = { ...session.context, nodeFlags: [...flags] }
+      const [peak] = await runSoak({ ...session, context }, dialect)
+      console.log(
+        `soak ${process.version} ${dialect}, node ${flags.join(' ')}:` +
+          ` peak RSS ${peak?.value?.toFixed(1)} MiB after 100,000 requests`,
+      )
+    }
+  }
+  return conclude(session)
+}
+
+await runMain('bench', async (cleanup) => {
+  const config = loadBenchConfig()
+  const log = (line: string) => console.error(line)
+  log('building the service (npm run build), so that the figures are those of src/ as it is')
+  await runCommand('npm', ['run', 'build'], { cwd: ROOT })
+  const context = createContext(cleanup, config)
+  const load = startLoadGenerator(cleanup)
+  const session: Session = { context, load, config, found: findings(), log }
+  const dialects: Dialect[] = config.postgresUrl ? ['sqlite', 'postgres'] : ['sqlite']
+  const soak = process.argv.includes('--soak')
+  const code = await (soak ? soakOnly(session, dialects) : bench(session, dialects))
+  await load.stop()
+  return code
+})

@@ -1,139 +1,192 @@
-import type { BenchConfig } from './config.js'
-import { addVariants, apiClient, createProducts } from './fixtures.js'
-import type { LoadGenerator } from './load-job.js'
-import { measureInTurn, type WindowFigures } from './measure.js'
-import type { RequestSpec } from './requests.js'
-import { countStored, type CountedTable, type StoredFigure } from './stored-rows.js'
-import type { Dialect, RunningServer, ServerKind } from './targets.js'
+/**
+ * The scenarios, as data: what each request is (method, path, body), what it needs made
+ * first (seed, through the server's own API, never timed), how its writes are counted, and
+ * its goal. Every server under test (the service and the bare baselines) answers the same
+ * paths, so one scenario drives them all.
+ */
+import { randomInt } from 'node:crypto'
+import type { ApiClient } from './support.js'
 
-export const SCENARIOS = [
-  'create-product',
-  'add-variant',
-  'get-product',
-  'list-page',
-  'patch-product',
-  'patch-variant',
-] as const
-export type Scenario = (typeof SCENARIOS)[number]
+export const API = '/api/commerce/v1'
+export const PAGE_SIZE = 50
 
-export const SCENARIO_LABELS: Record<Scenario, string> = {
-  'create-product': 'create product',
-  'add-variant': 'add variant',
-  'get-product': 'get product',
-  'list-page': 'list page',
-  'patch-product': 'patch product',
-  'patch-variant': 'patch variant',
+/** What a request addresses; a scenario's requests take its targets round robin. */
+export interface Target {
+  productId?: string
+  variantId?: string
+  /** Appended to a list page's query: `&cursor=...`, `&tag=...`. */
+  query?: string
 }
 
-/** Products the add-variant load is spread over, so that no product gets a huge variant list. */
-const VARIANT_TARGET_PRODUCTS = 200
-/** Products the get-product load reads, each with a few variants. */
-const READ_PRODUCTS = 100
-const VARIANTS_PER_READ_PRODUCT = 3
-/**
- * Products the patch-product load is spread over: at 16 connections, a product is patched
- * again only after 300 other requests, so no row is a hotspot whose lock the load waits on.
- */
-const PATCH_PRODUCTS = 300
-/**
- * The patch-variant load: 300 variants, 3 on each of 100 products, interleaved so that the
- * requests in flight at once are of different products (the service moves a variant's
- * product's version too).
- */
-const PATCH_VARIANT_PRODUCTS = 100
-const VARIANTS_PER_PATCHED_PRODUCT = 3
-
-export interface ScenarioRun extends WindowFigures {
-  server: ServerKind
-  dialect: Dialect
-  scenario: Scenario
-  /**
-   * For the writes: requests the warm-up and window answered 200 for, and what the table
-   * gained: rows for the creates, the sum of `version` for the patches (+1 per change).
-   */
-  stored?: { table: CountedTable; what: StoredFigure; acknowledged: number; found: number }
+export interface Scenario {
+  label: string
+  method: 'GET' | 'POST' | 'PATCH'
+  path(target: Target): string
+  /** The n-th request's body; `tag` and n make names, skus and options unique. */
+  body?(n: number, tag: string): unknown
+  seed(api: ApiClient): Promise<Target[]>
+  /** The table a write scenario writes, and how: new rows, or versions moved by 1. */
+  writes?: { table: 'products' | 'variants'; what: 'rows' | 'versions' }
+  /** Issues 3 and 14: the least service / goal-baseline req/s. */
+  goal?: number
 }
 
-/** The table each write scenario writes, and how its writes are counted there. */
-const WRITES: Partial<Record<Scenario, { table: CountedTable; what: StoredFigure }>> = {
-  'create-product': { table: 'products', what: 'rows' },
-  'add-variant': { table: 'variants', what: 'rows' },
-  'patch-product': { table: 'products', what: 'versions' },
-  'patch-variant': { table: 'variants', what: 'versions' },
+const product = (t: Target) => `${API}/products/${t.productId}`
+
+/**
+ * A patch that really changes the row: n is new in this process, so are the name and the
+ * price (a no-op patch writes nothing). Whole cents: 10 + n / 100 would send
+ * 11.120000000000001 now and then (a 400).
+ */
+const change = (n: number, tag: string) => ({
+  name: `Bench ${tag} edit ${n}`,
+  price: (1000 + (n % 1_000_000)) / 100,
+})
+
+export type ScenarioName =
+  'create-product' | 'add-variant' | 'get-product' | 'list-page' | 'patch-product' | 'patch-variant'
+
+export const SCENARIOS: Record<ScenarioName, Scenario> = {
+  'create-product': {
+    label: 'create product',
+    method: 'POST',
+    path: () => `${API}/products`,
+    body: (n, tag) => ({
+      name: `Bench ${n} ${tag} tee`,
+      description: 'A product made by the load benchmark.',
+      price: 19.99,
+      status: 'active',
+    }),
+    seed: async () => [{}],
+    writes: { table: 'products', what: 'rows' },
+    goal: 0.75,
+  },
+  'add-variant': {
+    label: 'add variant',
+    method: 'POST',
+    path: (t) => `${product(t)}/variants`,
+    body: (n, tag) => ({
+      name: `Size ${n} / ${tag}`,
+      sku: `${tag}-${n}`,
+      price: 21.5,
+      options: { size: `s${n}`, color: tag },
+    }),
+    // 200 products, so that none gets a huge variant list.
+    seed: async (api) => ids(await createProducts(api, 200)),
+    writes: { table: 'variants', what: 'rows' },
+    goal: 0.7,
+  },
+  'get-product': {
+    label: 'get product',
+    method: 'GET',
+    path: product,
+    seed: async (api) => {
+      const products = await createProducts(api, 100)
+      await addVariants(api, products, 3)
+      return ids(products)
+    },
+    goal: 0.75,
+  },
+  'list-page': {
+    label: 'list page',
+    method: 'GET',
+    path: (t) => `${API}/products?limit=${PAGE_SIZE}${t.query ?? ''}`,
+    seed: async () => [{}],
+  },
+  'patch-product': {
+    label: 'patch product',
+    method: 'PATCH',
+    path: product,
+    body: change,
+    // At 16 connections a product is patched again only after 300 other requests: no row is
+    // a hotspot whose lock the load waits on.
+    seed: async (api) => ids(await createProducts(api, 300)),
+    writes: { table: 'products', what: 'versions' },
+    goal: 0.75,
+  },
+  'patch-variant': {
+    label: 'patch variant',
+    method: 'PATCH',
+    path: (t) => `${product(t)}/variants/${t.variantId}`,
+    body: change,
+    // 3 variants on each of 100 products, interleaved so that requests in flight at once are
+    // of different products (the service moves a variant's product's version too).
+    seed: async (api) => addVariants(api, await createProducts(api, 100), 3),
+    writes: { table: 'variants', what: 'versions' },
+    goal: 0.75,
+  },
+}
+export const SCENARIO_NAMES = Object.keys(SCENARIOS) as ScenarioName[]
+
+/** One stream of requests of a load job: plain data, sent to the load generator. */
+export interface Spec {
+  scenario: ScenarioName
+  targets: Target[]
+  /** Every create of this spec gets this name (the scale's same-name figure). */
+  name?: string
+}
+
+export interface HttpRequest {
+  method: Scenario['method']
+  path: string
+  body?: string
+}
+
+export function buildRequest(spec: Spec, tag: string, n: number): HttpRequest {
+  const { method, path, body } = SCENARIOS[spec.scenario]
+  const target = spec.targets[n % spec.targets.length]
+  if (target === undefined) throw new Error(`${spec.scenario} has no target`)
+  const made = body?.(n, tag) as Record<string, unknown> | undefined
+  return {
+    method,
+    path: path(target),
+    body: made && JSON.stringify(spec.name === undefined ? made : { ...made, name: spec.name }),
+  }
 }
 
 /**
- * Every scenario, in order, on the servers of one dialect (the service and its baselines,
- * each on a fresh database): per scenario, their windows are taken in turn (measureInTurn).
+ * A random lowercase word that makes names and skus unique across runs. Letters only: a
+ * name ending in digits gives a slug the service reads as suffixed (`tee-2`).
  */
-export async function runScenarios(
-  servers: RunningServer[],
-  load: LoadGenerator,
-  config: BenchConfig,
-  settle: () => Promise<void>,
-  log: (line: string) => void,
-): Promise<ScenarioRun[]> {
-  const runs: ScenarioRun[] = []
-  for (const scenario of SCENARIOS) {
-    const arms = await Promise.all(
-      servers.map(async (server) => ({ server, specs: await prepare(server, scenario) })),
-    )
-    const write = WRITES[scenario]
-    const storedBefore = await Promise.all(
-      servers.map((server) => (write ? countStored(server.databaseUrl, write) : 0)),
-    )
-    const merged = await measureInTurn(arms, load, config, settle)
-    for (const [i, server] of servers.entries()) {
-      const figures = merged[i]!
-      const stored = write && {
-        ...write,
-        acknowledged: ok(figures) + ok(figures.warmup),
-        found: (await countStored(server.databaseUrl, write)) - storedBefore[i]!,
-      }
-      log(
-        `  ${SCENARIO_LABELS[scenario].padEnd(15)} ${server.kind.padEnd(11)}` +
-          ` ${figures.reqPerS.toFixed(0).padStart(7)} req/s` +
-          `  p50 ${figures.p50Ms.toFixed(2)} ms  p99 ${figures.p99Ms.toFixed(2)} ms` +
-          `  non-2xx ${figures.non2xx}  errors ${figures.errors}`,
-      )
-      runs.push({ server: server.kind, dialect: server.dialect, scenario, ...figures, stored })
+export function randomTag(length = 8): string {
+  return Array.from({ length }, () => String.fromCharCode(97 + randomInt(26))).join('')
+}
+
+const tag = randomTag()
+let made = 0
+const ids = (productIds: string[]): Target[] => productIds.map((productId) => ({ productId }))
+
+/** Creates `count` products, 4 at a time; all named `name`, or each uniquely. */
+export async function createProducts(api: ApiClient, count: number, name?: string) {
+  const spec: Spec = { scenario: 'create-product', targets: [{}], name }
+  const productIds: string[] = []
+  const worker = async () => {
+    while (productIds.length + inFlight < count) {
+      inFlight++
+      const { method, path, body } = buildRequest(spec, tag, made++)
+      const created = await api.json<{ data: { id: string } }>(method, path, JSON.parse(body!))
+      inFlight--
+      productIds.push(created.data.id)
     }
   }
-  return runs
+  let inFlight = 0
+  await Promise.all(Array.from({ length: Math.min(4, count) }, worker))
+  return productIds
 }
 
-const ok = (counts: { responses: number; non2xx: number }) => counts.responses - counts.non2xx
-
-/** Makes the data a scenario needs, through the server's own API; returns its requests. */
-async function prepare(server: RunningServer, scenario: Scenario): Promise<RequestSpec[]> {
-  const client = apiClient(server)
-  try {
-    switch (scenario) {
-      case 'create-product':
-        return [{ kind: 'create-product' }]
-      case 'add-variant':
-        return [
-          {
-            kind: 'add-variant',
-            productIds: await createProducts(client, VARIANT_TARGET_PRODUCTS),
-          },
-        ]
-      case 'get-product': {
-        const productIds = await createProducts(client, READ_PRODUCTS)
-        await addVariants(client, productIds, VARIANTS_PER_READ_PRODUCT)
-        return [{ kind: 'get-product', productIds }]
-      }
-      case 'list-page':
-        return [{ kind: 'list-page' }]
-      case 'patch-product':
-        return [{ kind: 'patch-product', productIds: await createProducts(client, PATCH_PRODUCTS) }]
-      case 'patch-variant': {
-        const productIds = await createProducts(client, PATCH_VARIANT_PRODUCTS)
-        const variants = await addVariants(client, productIds, VARIANTS_PER_PATCHED_PRODUCT)
-        return [{ kind: 'patch-variant', variants }]
-      }
+/**
+ * Adds `perProduct` variants to each product; returns them round by round (the first of
+ * every product, then the second, ...) so that neighbours are of different products.
+ */
+export async function addVariants(api: ApiClient, productIds: string[], perProduct: number) {
+  const variants: Target[] = []
+  for (let i = 0; i < perProduct; i++) {
+    for (const productId of productIds) {
+      const spec: Spec = { scenario: 'add-variant', targets: [{ productId }] }
+      const { method, path, body } = buildRequest(spec, tag, made++)
+      const added = await api.json<{ data: { id: string } }>(method, path, JSON.parse(body!))
+      variants.push({ productId, variantId: added.data.id })
     }
-  } finally {
-    client.close()
   }
+  return variants
 }

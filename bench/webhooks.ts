@@ -1,278 +1,213 @@
 /**
  * The webhook delivery figures of issue 15, on one dialect. Three services, each on a fresh
- * database, run side by side (WEBHOOK_ALLOW_PRIVATE=1, WEBHOOK_TIMEOUT_MS=WEBHOOK_TIMEOUT_MS):
- * `none` has no webhook endpoint, `live` one subscribed to product.created at a live local
- * receiver (webhook-receiver.ts, its own process), `live+dead` that one and a second at a
- * receiver that accepts connections and never answers.
+ * database, side by side (WEBHOOK_ALLOW_PRIVATE=1, WEBHOOK_TIMEOUT_MS=1000): `none` has no
+ * endpoint, `live` one subscribed to product.created at a live receiver, `live+dead` that and
+ * a second at a receiver that accepts connections and never answers. The receivers run in
+ * this process, which is idle while the load generator works.
  *
- * 1. Creates at full load, the three measured in turn (measure.ts): live / none is the cost
- *    of one endpoint, live+dead / none that of a dead one besides.
- * 2. Delivery lag at a steady rate of half the live service's create rate (autocannon's
- *    overallRate), live and live+dead in turn: the live receiver's arrival time of each event's
- *    first attempt minus the event's createdAt. createdAt is the service's clock when it made
- *    the event, inside the create's transaction just before it commits, and the receiver reads
- *    the same clock of the same machine: the lag covers commit, wake-up, claim and send, and
- *    nothing of the client's side (an acknowledgement timed at the client would add the
- *    answer's way back and the load generator's own queueing, which is not the dispatcher's).
- *    Each window is followed by the wait for its backlog to drain, so that every lag sample is
- *    in and the other arm's window is not disturbed by it.
- * 3. Every product created on live and live+dead (counted in its database) must have reached
- *    the live receiver, by distinct webhook-id; otherwise the run fails.
+ * 1. Creates at full load, in turn: live / none is the cost of an endpoint (goal >= 0.85).
+ * 2. Delivery lag at a steady rate of half the live service's creates, live and live+dead in
+ *    turn: arrival of each event's first attempt minus the event's createdAt (the service's
+ *    clock inside the create's transaction; the same clock of the same machine): commit,
+ *    wake-up, claim and send. Goals: p99 <= 1 s, max <= 2 s (the contract: an attempt starts
+ *    within 2 s of being due), live+dead's p99 within 1.5x of live's.
+ * 3. Every product created on live and live+dead must have reached the live receiver, by
+ *    distinct webhook-id; otherwise the run fails.
  */
-import { fileURLToPath } from 'node:url'
-import type { BenchConfig } from './config.js'
-import { apiClient } from './fixtures.js'
-import { ipcCaller } from './ipc.js'
-import type { LoadGenerator } from './load-job.js'
-import { measureInTurn, ROUNDS, type WindowFigures } from './measure.js'
-import { forkChild } from './processes.js'
-import { API, type RequestSpec } from './requests.js'
-import { addCounts, ratio, type LatencySummary } from './stats.js'
-import { countStored } from './stored-rows.js'
-import {
-  settle,
-  startService,
-  type Dialect,
-  type RunningServer,
-  type TargetContext,
-} from './targets.js'
-import type { PathFigures, ReceiverMessage, ReceiverPorts } from './webhook-receiver.js'
+import http from 'node:http'
+import { once } from 'node:events'
+import { createServer, type AddressInfo, type Server, type Socket } from 'node:net'
+import { measureInTurn, ROUNDS, type Figure, type Session } from './measure.js'
+import { API, type Spec } from './scenarios.js'
+import { countStored, settle, startService, type Dialect, type RunningServer } from './servers.js'
+import { apiClient, BENCH_HOST, ratio, sleepMs, summarize } from './support.js'
 
-/**
- * The services' WEBHOOK_TIMEOUT_MS: the dead endpoint holds its 4 slots for this long per
- * attempt, then its deliveries are retried 5 s later (the default schedule). Shorter than the
- * 10 s default, so that the dead endpoint makes more attempts, and more outcome writes, within
- * a short run: the harsher case for the live endpoint.
- */
-export const WEBHOOK_TIMEOUT_MS = 1000
-/** The most a backlog may take to drain after a window before the run gives up on it. */
+/** The dead endpoint holds its slots this long per attempt: more attempts in a short run. */
+const TIMEOUT_MS = 1000
 const DRAIN_TIMEOUT_MS = 120_000
+const CREATES: Spec[] = [{ scenario: 'create-product', targets: [{}] }]
 
-export type WebhookArm = 'none' | 'live' | 'live+dead'
-
-export const WEBHOOK_ARM_LABELS: Record<WebhookArm, string> = {
-  none: 'no endpoint',
-  live: '1 live endpoint',
-  'live+dead': '1 live + 1 dead endpoint',
-}
-
-/** One service's steady-rate windows, merged, and the live receiver's lag of their events. */
-export interface LagFigures {
-  /** The creates of its windows, as the load generator saw them. */
-  reqPerS: number
-  p50Ms: number
-  p99Ms: number
-  responses: number
-  non2xx: number
-  errors: number
-  errorCounts: Record<string, number>
-  /** Arrival at the live receiver minus the event's createdAt, in ms. */
-  lag: LatencySummary
-  /** The longest wait, after a window, for its deliveries to drain, in ms. */
-  drainMs: number
-}
-
-/** Products created on a service against distinct events the live receiver got from it. */
-export interface DeliveryCheck {
-  arm: WebhookArm
-  created: number
-  delivered: number
+/** What the live receiver got at one path (one path per service). */
+interface Received {
+  seen: Set<string>
   duplicates: number
   malformed: number
+  /** Lag samples are taken only once marked: not of the full-load windows' backlog. */
+  marked: boolean
+  lags: number[]
 }
 
-export interface WebhookFigures {
-  dialect: Dialect
-  timeoutMs: number
-  creates: Record<WebhookArm, WindowFigures>
-  /** live / none and live+dead / none, of creates per second. */
-  liveRatio: number | null
-  deadRatio: number | null
-  /** The steady rate: half the live service's creates per second. */
-  ratePerS: number
-  lag: { live: LagFigures; 'live+dead': LagFigures }
-  /** live+dead's lag p99 over live's. */
-  lagP99Ratio: number | null
-  checks: DeliveryCheck[]
-  /** Connections the dead receiver accepted: attempts were made to it. */
-  deadConnections: number
-}
-
-const RECEIVER_SCRIPT = fileURLToPath(new URL('./webhook-receiver.ts', import.meta.url))
-const CREATES: RequestSpec[] = [{ kind: 'create-product' }]
-
-export async function runWebhooks(
-  context: TargetContext,
-  dialect: Dialect,
-  load: LoadGenerator,
-  config: BenchConfig,
-  log: (line: string) => void,
-): Promise<WebhookFigures> {
-  const receiver = forkChild(context.cleanup, 'webhook receiver', RECEIVER_SCRIPT, [
-    '--import',
-    'tsx',
-  ])
+export async function runWebhooks(session: Session, dialect: Dialect): Promise<Figure[]> {
+  const { context, load, config, found, log } = session
+  const received = new Map<string, Received>()
+  const at = (path: string) => {
+    if (!received.has(path))
+      received.set(path, { seen: new Set(), duplicates: 0, malformed: 0, marked: false, lags: [] })
+    return received.get(path)!
+  }
+  const live = http.createServer((request, response) => {
+    const arrivedAt = Date.now()
+    const chunks: Buffer[] = []
+    request.on('data', (chunk: Buffer) => chunks.push(chunk))
+    request.on('end', () => {
+      const state = at(request.url ?? '/')
+      const id = request.headers['webhook-id']
+      let createdAt = NaN
+      try {
+        createdAt = Date.parse(
+          (JSON.parse(Buffer.concat(chunks).toString()) as { createdAt: string }).createdAt,
+        )
+      } catch {
+        // counted as malformed
+      }
+      if (typeof id !== 'string' || !Number.isFinite(createdAt)) state.malformed++
+      else if (state.seen.has(id)) state.duplicates++
+      else {
+        state.seen.add(id)
+        if (state.marked) state.lags.push(arrivedAt - createdAt)
+      }
+      response.writeHead(204).end()
+    })
+  })
+  live.keepAliveTimeout = 60_000
+  let deadConnections = 0
+  const sockets = new Set<Socket>()
+  const dead = createServer((socket) => {
+    deadConnections++
+    sockets.add(socket)
+    socket.on('data', () => {})
+    socket.on('error', () => {})
+  })
+  const listen = async (server: Server | http.Server) => {
+    server.listen(0, BENCH_HOST)
+    await once(server, 'listening')
+    return (server.address() as AddressInfo).port
+  }
+  const [livePort, deadPort] = [await listen(live), await listen(dead)]
   const servers: RunningServer[] = []
   try {
-    const call = ipcCaller(receiver)
-    const ports = await call<ReceiverPorts>({ kind: 'start' } satisfies ReceiverMessage)
-    const figuresOf = (arm: WebhookArm) =>
-      call<PathFigures>({ kind: 'figures', path: pathOf(arm) } satisfies ReceiverMessage)
-    const settings = {
-      WEBHOOK_ALLOW_PRIVATE: '1',
-      WEBHOOK_TIMEOUT_MS: String(WEBHOOK_TIMEOUT_MS),
-    }
-    for (let i = 0; i < 3; i++) {
-      servers.push(await startService(context, dialect, undefined, settings))
-    }
-    const [none, live, dead] = servers as [RunningServer, RunningServer, RunningServer]
-    const liveUrl = (arm: WebhookArm) => `http://127.0.0.1:${ports.live}${pathOf(arm)}`
-    await subscribe(live, liveUrl('live'))
-    await subscribe(dead, liveUrl('live+dead'))
-    await subscribe(dead, `http://127.0.0.1:${ports.dead}/never`)
-
-    const [noneCreates, liveCreates, deadCreates] = (await measureInTurn(
-      [none, live, dead].map((server) => ({ server, specs: CREATES })),
-      load,
-      config,
-      () => settle(context),
-    )) as [WindowFigures, WindowFigures, WindowFigures]
-    log(
-      `  creates: ${noneCreates.reqPerS.toFixed(0)} req/s with no endpoint,` +
-        ` ${liveCreates.reqPerS.toFixed(0)} with a live one,` +
-        ` ${deadCreates.reqPerS.toFixed(0)} with a live and a dead one`,
-    )
+    const env = { WEBHOOK_ALLOW_PRIVATE: '1', WEBHOOK_TIMEOUT_MS: String(TIMEOUT_MS) }
+    for (let i = 0; i < 3; i++) servers.push(await startService(context, dialect, { env }))
+    const [none, one, two] = servers as [RunningServer, RunningServer, RunningServer]
+    const subscribe = (server: RunningServer, url: string) =>
+      apiClient(server.url, server.key).json('POST', `${API}/webhook-endpoints`, {
+        url,
+        events: ['product.created'],
+        description: 'bench',
+      })
+    await subscribe(one, `http://${BENCH_HOST}:${livePort}/live`)
+    await subscribe(two, `http://${BENCH_HOST}:${livePort}/live+dead`)
+    await subscribe(two, `http://${BENCH_HOST}:${deadPort}/never`)
     const arms = [
-      { arm: 'live' as const, server: live },
-      { arm: 'live+dead' as const, server: dead },
+      { path: '/live', server: one },
+      { path: '/live+dead', server: two },
     ]
-    for (const { arm, server } of arms) {
-      const drainMs = await drain(server, () => figuresOf(arm))
-      log(`  ${WEBHOOK_ARM_LABELS[arm]}: the full-load backlog drained in ${drainMs} ms`)
-      await call({ kind: 'mark', path: pathOf(arm) } satisfies ReceiverMessage)
+    /** Waits until every product of `server` has reached the receiver (and stayed counted). */
+    const drain = async (server: RunningServer, path: string) => {
+      const startedAt = performance.now()
+      for (let before = -1; ; await sleepMs(100)) {
+        const created = await countStored(server.databaseUrl, 'products', 'rows')
+        if (
+          (at(path).seen.size >= created && created === before) ||
+          performance.now() - startedAt > DRAIN_TIMEOUT_MS
+        )
+          return
+        before = created
+      }
     }
 
-    const ratePerS = Math.max(1, Math.round(liveCreates.reqPerS / 2))
-    const windows = { live: [] as SteadyWindow[], 'live+dead': [] as SteadyWindow[] }
-    const durationS = Math.ceil(config.durationS / ROUNDS)
+    const [noneCreates, liveCreates, deadCreates] = await measureInTurn(
+      session,
+      [none, one, two].map((server) => ({ server, specs: CREATES })),
+    )
+    for (const [i, window] of [noneCreates!, liveCreates!, deadCreates!].entries()) {
+      found.watch(
+        `webhooks (${dialect}), creates with ${['no', 'a live', 'a live and a dead'][i]} endpoint`,
+        window,
+      )
+    }
+    for (const { path, server } of arms) {
+      await drain(server, path)
+      at(path).marked = true
+    }
+    const ratePerS = Math.max(1, Math.round(liveCreates!.reqPerS / 2))
     for (let round = 0; round < ROUNDS; round++) {
-      for (const { arm, server } of arms) {
+      for (const { path, server } of arms) {
         await settle(context)
         const result = await load.load({
           targets: [{ url: server.url, key: server.key }],
           specs: CREATES,
           connections: config.connections,
-          until: { seconds: durationS },
+          until: { seconds: Math.ceil(config.durationS / ROUNDS) },
           ratePerS,
         })
-        windows[arm].push({ ...result, drainMs: await drain(server, () => figuresOf(arm)) })
+        found.check(`webhooks (${dialect}), steady creates at ${path}`, result)
+        await drain(server, path)
       }
     }
-    const lag = {
-      live: lagFigures(windows.live, (await figuresOf('live')).lag),
-      'live+dead': lagFigures(windows['live+dead'], (await figuresOf('live+dead')).lag),
+    for (const { path, server } of arms) {
+      const created = await countStored(server.databaseUrl, 'products', 'rows')
+      const { seen, malformed } = at(path)
+      if (seen.size < created || malformed > 0) {
+        found.failures.push(
+          `webhooks (${dialect}) ${path}: ${created} products created, ${seen.size} events received (${malformed} malformed)`,
+        )
+      }
     }
-    for (const { arm } of arms) {
-      log(
-        `  ${WEBHOOK_ARM_LABELS[arm]} at ${ratePerS} creates/s: lag p50 ${lag[arm].lag.p50} ms,` +
-          ` p99 ${lag[arm].lag.p99} ms, max ${lag[arm].lag.max} ms over ${lag[arm].lag.count} deliveries`,
-      )
-    }
-
-    const checks: DeliveryCheck[] = []
-    for (const { arm, server } of arms) {
-      await drain(server, () => figuresOf(arm))
-      const created = await countStored(server.databaseUrl, { table: 'products', what: 'rows' })
-      const received = await figuresOf(arm)
-      checks.push({
-        arm,
-        created,
-        delivered: received.delivered,
-        duplicates: received.duplicates,
-        malformed: received.malformed,
-      })
-    }
-    return {
+    if (deadConnections === 0)
+      found.failures.push(`webhooks (${dialect}): no attempt reached the dead receiver`)
+    const [liveLag, deadLag] = arms.map(({ path }) => summarize(at(path).lags))
+    log(
+      `  creates ${noneCreates!.reqPerS.toFixed(0)} / ${liveCreates!.reqPerS.toFixed(0)} / ${deadCreates!.reqPerS.toFixed(0)} req/s (none / live / live+dead);` +
+        ` lag at ${ratePerS}/s p99 ${liveLag!.p99} ms live, ${deadLag!.p99} ms live+dead`,
+    )
+    const figure = (
+      name: string,
+      value: number | null,
+      unit: string,
+      goal?: Figure['goal'],
+    ): Figure => ({
+      section: 'webhooks',
+      name,
       dialect,
-      timeoutMs: WEBHOOK_TIMEOUT_MS,
-      creates: { none: noneCreates, live: liveCreates, 'live+dead': deadCreates },
-      liveRatio: ratio(liveCreates.reqPerS, noneCreates.reqPerS),
-      deadRatio: ratio(deadCreates.reqPerS, noneCreates.reqPerS),
-      ratePerS,
-      lag,
-      lagP99Ratio: ratio(lag['live+dead'].lag.p99, lag.live.lag.p99),
-      checks,
-      deadConnections: (await figuresOf('live')).deadConnections,
-    }
+      value: Number.isFinite(value) ? value : null,
+      unit,
+      goal,
+    })
+    return [
+      figure(
+        'creates, 1 live endpoint / none',
+        ratio(liveCreates!.reqPerS, noneCreates!.reqPerS),
+        'x',
+        { op: '>=', value: 0.85 },
+      ),
+      figure(
+        'creates, 1 live + 1 dead endpoint / none',
+        ratio(deadCreates!.reqPerS, noneCreates!.reqPerS),
+        'x',
+      ),
+      figure('steady rate, half the live creates', ratePerS, 'req/s'),
+      figure('lag p50, live endpoint', liveLag!.p50, 'ms'),
+      figure('lag p99, live endpoint', liveLag!.p99, 'ms', { op: '<=', value: 1000 }),
+      figure('lag max, live or with a dead one', Math.max(liveLag!.max, deadLag!.max), 'ms', {
+        op: '<=',
+        value: 2000,
+      }),
+      figure('lag p99, with a dead endpoint / without', ratio(deadLag!.p99, liveLag!.p99), 'x', {
+        op: '<=',
+        value: 1.5,
+      }),
+      figure(
+        'duplicates received',
+        arms.reduce((n, { path }) => n + at(path).duplicates, 0),
+        '',
+      ),
+    ]
   } finally {
     await Promise.all(servers.map((server) => server.stop()))
-    await receiver.stop()
-  }
-}
-
-/** The live receiver's URL path of a service's endpoint. */
-const pathOf = (arm: WebhookArm) => `/${arm}`
-
-interface SteadyWindow {
-  reqPerS: number
-  latency: { p50: number; p99: number }
-  responses: number
-  non2xx: number
-  errors: number
-  errorCounts: Record<string, number>
-  drainMs: number
-}
-
-function lagFigures(windows: SteadyWindow[], lag: LatencySummary): LagFigures {
-  const mean = (figure: (w: SteadyWindow) => number) =>
-    windows.reduce((sum, w) => sum + figure(w), 0) / windows.length
-  const sum = (figure: (w: SteadyWindow) => number) =>
-    windows.reduce((total, w) => total + figure(w), 0)
-  return {
-    reqPerS: mean((w) => w.reqPerS),
-    p50Ms: mean((w) => w.latency.p50),
-    p99Ms: mean((w) => w.latency.p99),
-    responses: sum((w) => w.responses),
-    non2xx: sum((w) => w.non2xx),
-    errors: sum((w) => w.errors),
-    errorCounts: addCounts(windows.map((w) => w.errorCounts)),
-    lag,
-    drainMs: Math.max(...windows.map((w) => w.drainMs)),
-  }
-}
-
-/** Subscribes `url` to product.created in the server's store. */
-async function subscribe(server: RunningServer, url: string): Promise<void> {
-  const client = apiClient(server, 1)
-  try {
-    await client.json({
-      method: 'POST',
-      path: `${API}/webhook-endpoints`,
-      body: JSON.stringify({ url, events: ['product.created'], description: 'bench' }),
-    })
-  } finally {
-    client.close()
-  }
-}
-
-/**
- * Waits until the live receiver has as many distinct events from `server` as its database
- * has products (each create's one product.created event), DRAIN_TIMEOUT_MS at most; returns
- * how long it waited, in ms. A backlog that did not drain shows in the run's delivery checks.
- * The count of products must also have stayed the same since the look before: creates that
- * autocannon left in flight at the window's end still commit after it returns.
- */
-async function drain(server: RunningServer, received: () => Promise<PathFigures>): Promise<number> {
-  const startedAt = performance.now()
-  const waited = () => Math.round(performance.now() - startedAt)
-  let before = -1
-  for (;;) {
-    const created = await countStored(server.databaseUrl, { table: 'products', what: 'rows' })
-    const { delivered } = await received()
-    if ((delivered >= created && created === before) || waited() > DRAIN_TIMEOUT_MS) {
-      return waited()
-    }
-    before = created
-    await new Promise((resolve) => setTimeout(resolve, 100))
+    live.closeAllConnections()
+    live.close()
+    for (const socket of sockets) socket.destroy()
+    dead.close()
   }
 }

@@ -8,7 +8,7 @@ import { insertRows } from '../db/multi-row-insert.js'
 import { inList } from '../db/values.js'
 import { eventInsertFrom, insertEvent, type EventStamp } from '../events/event.repository.js'
 import { PRODUCT_STATUSES } from './catalog.schemas.js'
-import { splitSuffix, withSuffix } from './slug.js'
+import { MAX_CLAIM_ATTEMPTS, productSlugs, reservationOf } from './slug-claims.js'
 
 /** The filters of a product list, each exact; `tag` is a tag key (lowercased). */
 export interface ProductFilters {
@@ -196,21 +196,14 @@ export type NewProduct = Omit<NewProductRow, 'slug' | 'max_variant_position' | '
 }
 
 /**
- * Inserts a product with the first free slug for `base`: `base` itself, else `base-N` with
- * the next N. Returns the slug. Every slug handed out is counted in slug_counters, so the
- * next suffix is found by one upsert, however many products share the name:
- *
- * 1. `base` is claimed: its first claim gets `base`, each later one the next suffix;
- * 2. a suffixed slug handed out (`t-shirt-2`) is counted as claimed too, so a product
- *    named "T-Shirt 2" later gets `t-shirt-2-2`;
- * 3. a base that looks suffixed (`t-shirt-2`, from "T-Shirt 2") reserves that suffix under
- *    its own base, so a later "T-Shirt" skips `t-shirt-2`.
- *
- * The product.created event is appended with it (`event` gives its id and time).
+ * Inserts a product with the first free slug for `base` (slug-claims.ts: `base` itself, else
+ * `base-N` with the next N) and returns the slug, with the product.created event appended
+ * (`event` gives its id and time).
  *
  * On PostgreSQL this is one statement, atomic without a transaction block (its tags and its
  * event too). On SQLite the same steps are separate statements and must run inside a
- * transaction (group commit's).
+ * transaction (group commit's). Either is tried again when a concurrent write took the slug
+ * it generated (rare: a name that reserves that very suffix, committed meanwhile).
  */
 export async function insertProductWithUniqueSlug(
   db: Executor,
@@ -218,47 +211,43 @@ export async function insertProductWithUniqueSlug(
   base: string,
   event: EventStamp,
 ): Promise<string> {
-  const reserved = splitSuffix(base)
   const values = rowValues(row)
-  if (isPostgres(db)) {
-    const statement =
-      insertStatements[
-        `${reserved ? 'reserve' : 'claim'}/${row.tag_keys === '[]' ? 'untagged' : 'tagged'}`
-      ]
-    const [inserted] = await statement(
-      db,
-      ...values,
-      row.tag_keys,
-      base,
-      reserved?.base ?? '',
-      reserved?.n ?? 0,
-      event.id,
-      event.createdAt,
-    )
-    return inserted!.slug
+  for (let attempt = 0; attempt < MAX_CLAIM_ATTEMPTS; attempt++) {
+    if (isPostgres(db)) {
+      const statement = row.tag_keys === '[]' ? insertUntagged : insertTagged
+      const [inserted] = await statement(
+        db,
+        ...values,
+        row.tag_keys,
+        base,
+        ...reservationOf(base),
+        event.id,
+        event.createdAt,
+      )
+      if (inserted) return inserted.slug
+      continue
+    }
+    const storeId = row.store_id
+    const slug = await productSlugs.claimGenerated(db, storeId, base)
+    if (slug === undefined) continue
+    await insertProductRow(db, ...values, slug)
+    await insertTags(db, storeId, row.id, row.created_at, row.status, row.tag_keys)
+    await insertEvent(db, {
+      storeId,
+      id: event.id,
+      type: 'product.created',
+      createdAt: event.createdAt,
+      object: JSON.stringify({
+        ...productColumns(values),
+        slug,
+        max_variant_position: 0,
+        version: 1,
+      }),
+      previous: null,
+    })
+    return slug
   }
-  const storeId = row.store_id
-  if (reserved) await reserveSlugSuffixOnce(db, storeId, reserved.base, reserved.n)
-  const [claim] = await claimSlugOnce(db, storeId, base)
-  if (claim === undefined) throw new Error('the slug claim returned no row')
-  const slug = claim.claims === 1 ? base : withSuffix(base, claim.last_suffix)
-  if (claim.claims > 1) await countSlugOnce(db, storeId, slug)
-  await insertProductRow(db, ...values, slug)
-  await insertTags(db, storeId, row.id, row.created_at, row.status, row.tag_keys)
-  await insertEvent(db, {
-    storeId,
-    id: event.id,
-    type: 'product.created',
-    createdAt: event.createdAt,
-    object: JSON.stringify({
-      ...productColumns(values),
-      slug,
-      max_variant_position: 0,
-      version: 1,
-    }),
-    previous: null,
-  })
-  return slug
+  throw new Error(`no free slug for ${base} after ${MAX_CLAIM_ATTEMPTS} claims`)
 }
 
 /**
@@ -271,7 +260,7 @@ export async function insertProductWithSlugSetByHand(
   row: NewProduct,
   slug: string,
 ): Promise<string> {
-  await claimSlugSetByHand(db, row.store_id, slug)
+  await productSlugs.claimSetByHand(db, row.store_id, slug)
   await insertProductRow(db, ...rowValues(row), slug)
   await insertTags(db, row.store_id, row.id, row.created_at, row.status, row.tag_keys)
   return slug
@@ -329,52 +318,34 @@ const ROW_VALUE_COUNT = 16
 type InsertValues = [...RowValues, tagKeys: string, base: string]
 
 /**
- * The PostgreSQL statements of insertProductWithUniqueSlug, one per shape, compiled once
- * each: whether a suffix is reserved (a name whose slug looks suffixed) and whether there are
- * tags to write (a create without tags spares the tags' CTE).
+ * The PostgreSQL statements of insertProductWithUniqueSlug, compiled once each: with tags to
+ * write, or without (a create without tags spares the tags' CTE).
  */
-function insertStatement(reserving: boolean, tagged: boolean) {
+function insertStatement(tagged: boolean) {
   return precompiled(
     (
       db: Executor,
       ...args: [
         ...InsertValues,
-        reservedBase: string,
-        reservedN: number,
+        suffixOf: string | null,
+        suffix: number | null,
         eventId: string,
         eventCreatedAt: string,
       ]
     ) =>
       productInsertStatement(db, args.slice(0, ROW_VALUE_COUNT + 2) as InsertValues, {
-        reserved: reserving
-          ? { base: args[ROW_VALUE_COUNT + 2] as string, n: args[ROW_VALUE_COUNT + 3] as number }
-          : undefined,
+        reserved: [
+          args[ROW_VALUE_COUNT + 2] as string | null,
+          args[ROW_VALUE_COUNT + 3] as number | null,
+        ],
         tagged,
         event: { id: args[ROW_VALUE_COUNT + 4], createdAt: args[ROW_VALUE_COUNT + 5] },
       }),
   )
 }
 
-const insertStatements = {
-  'claim/untagged': insertStatement(false, false),
-  'claim/tagged': insertStatement(false, true),
-  'reserve/untagged': insertStatement(true, false),
-  'reserve/tagged': insertStatement(true, true),
-}
-
-// SQLite's steps of insertProductWithUniqueSlug, each compiled once.
-const claimSlugOnce = precompiled((db: Executor, storeId: string, slug: string) =>
-  claimSlug(db, storeId, slug),
-)
-
-const countSlugOnce = precompiled((db: Executor, storeId: string, slug: string) =>
-  countSlug(db, storeId, slug),
-)
-
-const reserveSlugSuffixOnce = precompiled(
-  (db: Executor, storeId: string, slug: string, n: number) =>
-    reserveSlugSuffix(db, storeId, slug, n),
-)
+const insertUntagged = insertStatement(false)
+const insertTagged = insertStatement(true)
 
 /** The product row as given; the last value is its slug. */
 const insertProductRow = precompiled((db: Executor, ...values: [...RowValues, slug: string]) =>
@@ -407,14 +378,15 @@ function productColumns(values: RowValues | InsertValues | [...RowValues, string
 }
 
 /**
- * The PostgreSQL statement of insertProductWithUniqueSlug: CTEs for the counters, the
- * product's tags, the product and its event, then the slug the product got.
+ * The PostgreSQL statement of insertProductWithUniqueSlug: the slug's claim (CTEs of
+ * slug-claims.ts), the product's tags, the product and its event, then the slug the product
+ * got; nothing when the claim picked no slug (the caller claims again).
  */
 function productInsertStatement(
   db: Executor,
   values: InsertValues,
   shape: {
-    reserved: { base: string; n: number } | undefined
+    reserved: [suffixOf: string | null, suffix: number | null]
     tagged: boolean
     event: { id: unknown; createdAt: unknown }
   },
@@ -423,60 +395,38 @@ function productInsertStatement(
   const [storeId, id, , status] = values
   const createdAt = values[14]
   const [tagKeys, base] = values.slice(ROW_VALUE_COUNT) as [string, string]
-  // A reserving name ("T-Shirt 3") locks its base's counter (t-shirt) before its own
-  // (t-shirt-3), as a claim of the base locks t-shirt before counting t-shirt-3: every
-  // statement locks counters parent first, so concurrent creates queue instead of
-  // deadlocking. The claim reads the count of `reserved` to run after it.
-  const claiming = (db: QueryCreator<DB>) =>
-    db.with('claim', (db) => claimSlug(db, storeId, base, reserved && 'reserved'))
-  const counted = claiming(
-    reserved
-      ? (db.with('reserved', (db) =>
-          reserveSlugSuffix(db, storeId, reserved.base, reserved.n).returning('slug'),
-        ) as unknown as QueryCreator<DB>)
-      : db,
-  ).with('counted', (db) =>
-    db
-      .insertInto('slug_counters')
-      .columns(['store_id', 'slug', 'claims', 'last_suffix'])
-      .expression((eb) =>
-        eb
-          .selectFrom('claim')
-          .select([
-            eb.val(storeId).as('store_id'),
-            sql<string>`${base} || '-' || claim.last_suffix`.as('slug'),
-            eb.lit(1).as('claims'),
-            eb.lit(1).as('last_suffix'),
-          ])
-          .where('claim.claims', '>', 1),
-      )
-      .onConflict((oc) =>
-        oc.columns(['store_id', 'slug']).doUpdateSet((eb) => ({
-          claims: eb('slug_counters.claims', '+', 1),
-        })),
-      ),
-  )
+  const claimed = productSlugs.claimInStatement(db, storeId, base, ...reserved)
   // An unreferenced data-modifying CTE still runs, exactly once. The tags' foreign key is
-  // checked at the end of the statement, when the product row below exists.
+  // checked at the end of the statement, when the product row below exists; like the
+  // product, they are written only when the claim picked a slug.
   const withTags = tagged
-    ? (counted.with('tagged', (qc) =>
-        tagInsert(qc as unknown as QueryCreator<DB>, true, storeId, id, createdAt, status, tagKeys),
-      ) as unknown as typeof counted)
-    : counted
+    ? (claimed.with('tagged', (qc) =>
+        tagInsert(
+          qc as unknown as QueryCreator<DB>,
+          true,
+          storeId,
+          id,
+          createdAt,
+          status,
+          tagKeys,
+          'picked',
+        ),
+      ) as unknown as typeof claimed)
+    : claimed
+  const columns = productColumns(values)
   return withTags
     .with('inserted', (db) =>
       db
         .insertInto('products')
-        .values((eb) => ({
-          ...productColumns(values),
-          slug: eb
-            .selectFrom('claim')
-            .select(
-              sql<string>`case when claim.claims = 1 then ${base} else ${base} || '-' || claim.last_suffix end`.as(
-                'slug',
-              ),
-            ),
-        }))
+        .columns([...(Object.keys(columns) as (keyof typeof columns)[]), 'slug'])
+        .expression((eb) =>
+          eb
+            .selectFrom('picked')
+            .select([
+              ...Object.entries(columns).map(([column, value]) => eb.val(value).as(column)),
+              'picked.slug',
+            ]),
+        )
         .returningAll(),
     )
     .with('event', () =>
@@ -500,6 +450,8 @@ function tagInsert(
   createdAt: string,
   status: string,
   tagKeys: string,
+  /** A CTE of the same statement: the tags are written only when it has a row. */
+  onlyWith?: 'picked',
 ) {
   const keys = postgres
     ? sql<{ value: string }>`json_array_elements_text(${tagKeys}::json)`
@@ -522,7 +474,10 @@ function tagInsert(
             ? eb.cast<string>(eb.val(createdAt), 'timestamptz')
             : eb.cast<string>(eb.val(createdAt), 'text')
           ).as('created_at'),
-        ]),
+        ])
+        .$if(onlyWith !== undefined, (qb) =>
+          qb.where(sql<boolean>`exists (select 1 from ${sql.table(onlyWith!)})`),
+        ),
     )
 }
 
@@ -624,19 +579,15 @@ const updateProduct = precompiled(
 )
 
 /**
- * Records a slug set by hand as handed out, so that generation never gives it again: its
- * own counter counts a claim (a product named after it gets a suffix), and a slug that looks
- * suffixed (`t-shirt-7`) reserves that suffix under its base (`t-shirt` goes on from 8).
+ * Records a slug set by hand as handed out, so that generation never gives it again
+ * (slug-claims.ts).
  */
 export async function claimSlugSetByHand(
   db: Executor,
   storeId: string,
   slug: string,
 ): Promise<void> {
-  // The base's counter first, as every write locks them (productInsertStatement).
-  const reserved = splitSuffix(slug)
-  if (reserved) await reserveSlugSuffixOnce(db, storeId, reserved.base, reserved.n)
-  await countSlugOnce(db, storeId, slug)
+  await productSlugs.claimSetByHand(db, storeId, slug)
 }
 
 /** Deletes a product; its variants and tags go with it (foreign keys, on delete cascade). */
@@ -681,66 +632,6 @@ const touchProduct = precompiled((db: Executor, storeId: string, id: string, upd
     .where('store_id', '=', storeId)
     .where('id', '=', id),
 )
-
-/** Claims `slug` for one more product; its first claim returns claims = 1. */
-function claimSlug(db: QueryCreator<DB>, storeId: string, slug: string, after?: 'reserved') {
-  const claim = { store_id: storeId, slug, claims: 1, last_suffix: 1 }
-  const insert = db.insertInto('slug_counters')
-  // Reading every row of `after` first makes its writes (and their row locks) come before
-  // this one's; PostgreSQL runs the CTEs of a statement in no promised order otherwise.
-  const inserted = after
-    ? insert
-        .columns(['store_id', 'slug', 'claims', 'last_suffix'])
-        .expression((eb) =>
-          eb
-            .selectFrom(sql`(select count(*) from ${sql.table(after)})`.as('after'))
-            .select([
-              eb.val(claim.store_id).as('store_id'),
-              eb.val(claim.slug).as('slug'),
-              eb.lit(1).as('claims'),
-              eb.lit(1).as('last_suffix'),
-            ]),
-        )
-    : insert.values(claim)
-  return inserted
-    .onConflict((oc) =>
-      oc.columns(['store_id', 'slug']).doUpdateSet((eb) => ({
-        claims: eb('slug_counters.claims', '+', 1),
-        last_suffix: eb
-          .case()
-          .when('slug_counters.claims', '>', 0)
-          .then(eb('slug_counters.last_suffix', '+', 1))
-          .else(eb.ref('slug_counters.last_suffix'))
-          .end(),
-      })),
-    )
-    .returning(['claims', 'last_suffix'])
-}
-
-/** Counts a slug just handed out (suffixed, or set by hand) as claimed, like a slug of its own. */
-function countSlug(db: QueryCreator<DB>, storeId: string, slug: string) {
-  return db
-    .insertInto('slug_counters')
-    .values({ store_id: storeId, slug, claims: 1, last_suffix: 1 })
-    .onConflict((oc) =>
-      oc.columns(['store_id', 'slug']).doUpdateSet((eb) => ({
-        claims: eb('slug_counters.claims', '+', 1),
-      })),
-    )
-}
-
-/** Records that `<slug>-n` is taken, so that suffixes handed out for `slug` skip it. */
-function reserveSlugSuffix(db: QueryCreator<DB>, storeId: string, slug: string, n: number) {
-  return db
-    .insertInto('slug_counters')
-    .values({ store_id: storeId, slug, claims: 0, last_suffix: n })
-    .onConflict((oc) =>
-      oc
-        .columns(['store_id', 'slug'])
-        .doUpdateSet((eb) => ({ last_suffix: eb.ref('excluded.last_suffix') }))
-        .where('slug_counters.last_suffix', '<', n),
-    )
-}
 
 /**
  * The product columns a PATCH can change in one statement, with their PostgreSQL types. A
@@ -878,8 +769,6 @@ export function findProductsBySlugs(
     .execute()
 }
 
-const SLUG_COUNTER_COLUMNS = ['store_id', 'slug', 'claims', 'last_suffix']
-
 /** Every column of a product row. */
 export const PRODUCT_COLUMNS = [
   'store_id',
@@ -922,28 +811,10 @@ export async function insertProductsSetByHand(
   products: readonly ImportedProduct[],
 ): Promise<void> {
   if (products.length === 0) return
-  // Bases' counters first, as every write locks them (productInsertStatement). Several
-  // slugs may reserve under one base (tee-2, tee-3): the highest suffix is kept.
-  const reserved = new Map<string, number>()
-  for (const { row } of products) {
-    const suffixed = splitSuffix(row.slug)
-    if (suffixed)
-      reserved.set(suffixed.base, Math.max(reserved.get(suffixed.base) ?? 0, suffixed.n))
-  }
-  await insertRows(
+  await productSlugs.claimAllSetByHand(
     db,
-    'slug_counters',
-    SLUG_COUNTER_COLUMNS,
-    [...reserved].map(([slug, n]) => [storeId, slug, 0, n]),
-    'on conflict (store_id, slug) do update set last_suffix = excluded.last_suffix ' +
-      'where slug_counters.last_suffix < excluded.last_suffix',
-  )
-  await insertRows(
-    db,
-    'slug_counters',
-    SLUG_COUNTER_COLUMNS,
-    products.map(({ row }) => [storeId, row.slug, 1, 1]),
-    'on conflict (store_id, slug) do update set claims = slug_counters.claims + 1',
+    storeId,
+    products.map(({ row }) => row.slug),
   )
   await insertRows(
     db,

@@ -6,7 +6,7 @@ import { precompiled } from '../db/precompiled.js'
 import type { DB, Executor, NewProductRow, ProductRow } from '../db/schema.js'
 import { insertRows } from '../db/multi-row-insert.js'
 import { inList } from '../db/values.js'
-import { eventInsertFrom, insertEvent, type EventStamp } from '../events/event.repository.js'
+import { eventInStatement, eventRow, writeEventRow, type PendingEvent } from '../events/outbox.js'
 import { PRODUCT_STATUSES } from './catalog.schemas.js'
 import { MAX_CLAIM_ATTEMPTS, productSlugs, reservationOf } from './slug-claims.js'
 
@@ -209,7 +209,7 @@ export async function insertProductWithUniqueSlug(
   db: Executor,
   row: NewProduct,
   base: string,
-  event: EventStamp,
+  event: PendingEvent,
 ): Promise<string> {
   const values = rowValues(row)
   for (let attempt = 0; attempt < MAX_CLAIM_ATTEMPTS; attempt++) {
@@ -221,6 +221,7 @@ export async function insertProductWithUniqueSlug(
         row.tag_keys,
         base,
         ...reservationOf(base),
+        event.type,
         event.id,
         event.createdAt,
       )
@@ -232,19 +233,8 @@ export async function insertProductWithUniqueSlug(
     if (slug === undefined) continue
     await insertProductRow(db, ...values, slug)
     await insertTags(db, storeId, row.id, row.created_at, row.status, row.tag_keys)
-    await insertEvent(db, {
-      storeId,
-      id: event.id,
-      type: 'product.created',
-      createdAt: event.createdAt,
-      object: JSON.stringify({
-        ...productColumns(values),
-        slug,
-        max_variant_position: 0,
-        version: 1,
-      }),
-      previous: null,
-    })
+    const object = { ...productColumns(values), slug, max_variant_position: 0, version: 1 }
+    await writeEventRow(db, eventRow(storeId, event, object))
     return slug
   }
   throw new Error(`no free slug for ${base} after ${MAX_CLAIM_ATTEMPTS} claims`)
@@ -329,6 +319,7 @@ function insertStatement(tagged: boolean) {
         ...InsertValues,
         suffixOf: string | null,
         suffix: number | null,
+        eventType: string,
         eventId: string,
         eventCreatedAt: string,
       ]
@@ -339,7 +330,11 @@ function insertStatement(tagged: boolean) {
           args[ROW_VALUE_COUNT + 3] as number | null,
         ],
         tagged,
-        event: { id: args[ROW_VALUE_COUNT + 4], createdAt: args[ROW_VALUE_COUNT + 5] },
+        event: {
+          type: args[ROW_VALUE_COUNT + 4],
+          id: args[ROW_VALUE_COUNT + 5],
+          createdAt: args[ROW_VALUE_COUNT + 6],
+        },
       }),
   )
 }
@@ -388,7 +383,7 @@ function productInsertStatement(
   shape: {
     reserved: [suffixOf: string | null, suffix: number | null]
     tagged: boolean
-    event: { id: unknown; createdAt: unknown }
+    event: { type: unknown; id: unknown; createdAt: unknown }
   },
 ) {
   const { reserved, tagged, event } = shape
@@ -429,14 +424,7 @@ function productInsertStatement(
         )
         .returningAll(),
     )
-    .with('event', () =>
-      eventInsertFrom(
-        'inserted',
-        { storeId, type: 'product.created', ...event },
-        sql`to_json(inserted)`,
-        null,
-      ),
-    )
+    .with('event', () => eventInStatement('inserted', storeId, event, sql`to_json(inserted)`, null))
     .selectFrom('inserted')
     .select('slug')
 }
@@ -666,8 +654,8 @@ export interface OneStatementPatch {
   /** The statuses a product may not leave for the status sent (the transition rule). */
   statusesBarred: string[]
   updatedAt: string
-  /** The product.updated event's id and time, appended by the same statement. */
-  event: EventStamp
+  /** The event the service decided, appended by the same statement. */
+  event: PendingEvent
 }
 
 /**
@@ -697,6 +685,7 @@ export async function patchProductInOneStatement(
     versions === 'any' ? [] : versions,
     statusesBarred,
     updatedAt,
+    event.type,
     event.id,
     event.createdAt,
     ...sent,
@@ -705,11 +694,11 @@ export async function patchProductInOneStatement(
 }
 
 /** The parameters before the columns' (sent, value) pairs, in patchProductInOneStatement's order. */
-const FIXED_PARAMS = 8
+const FIXED_PARAMS = 9
 
 const patchProduct = precompiled((db: Executor, ...params: unknown[]) => {
-  const [storeId, id, anyVersion, versions, statusesBarred, updatedAt, eventId, eventAt] =
-    params as [string, string, boolean, number[], string[], string, string, string]
+  const [storeId, id, anyVersion, versions, statusesBarred, updatedAt, type, eventId, eventAt] =
+    params as [string, string, boolean, number[], string[], string, string, string, string]
   const columns = patchedColumns('products', ONE_STATEMENT_COLUMNS, params, FIXED_PARAMS)
   const statusSent = params[FIXED_PARAMS + 2 * Object.keys(ONE_STATEMENT_COLUMNS).indexOf('status')]
   return db
@@ -743,9 +732,10 @@ const patchProduct = precompiled((db: Executor, ...params: unknown[]) => {
         .returningAll('products'),
     )
     .with('event', () =>
-      eventInsertFrom(
+      eventInStatement(
         'updated, old',
-        { storeId, type: 'product.updated', id: eventId, createdAt: eventAt },
+        storeId,
+        { type, id: eventId, createdAt: eventAt },
         sql`to_json(updated)`,
         sql`to_json(old)`,
       ),

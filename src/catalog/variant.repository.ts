@@ -2,7 +2,7 @@ import { sql } from 'kysely'
 import { isPostgres } from '../db/database.js'
 import { patchedColumns, sentPairs, setEntries } from '../db/merge-patch-sql.js'
 import { precompiled } from '../db/precompiled.js'
-import { eventInsertFrom, insertEvent, type EventStamp } from '../events/event.repository.js'
+import { eventInStatement, eventRow, writeEventRow, type PendingEvent } from '../events/outbox.js'
 import { movedOn } from '../db/timestamps.js'
 import { insertRows } from '../db/multi-row-insert.js'
 import { inList } from '../db/values.js'
@@ -26,13 +26,14 @@ export type NewVariantFields = Omit<NewVariantRow, 'price_e4' | 'position'> & {
 export async function insertVariantIntoProduct(
   db: Executor,
   fields: NewVariantFields,
-  event: EventStamp,
+  event: PendingEvent,
 ): Promise<{ price_e4: number; position: number } | undefined> {
   if (isPostgres(db)) {
     const statement = insertVariantStatements[statementShape(fields)]
     const [inserted] = await statement(
       db,
       ...variantValues(fields, fields.price_e4, fields.position),
+      event.type,
       event.id,
       event.createdAt,
     )
@@ -54,14 +55,7 @@ export async function insertVariantIntoProduct(
   const values = variantValues(fields, priceE4, position)
   await insertVariantRow(db, ...values)
   const row = Object.fromEntries(VARIANT_INSERT_COLUMNS.map((column, i) => [column, values[i]]))
-  await insertEvent(db, {
-    storeId: fields.store_id,
-    id: event.id,
-    type: 'variant.created',
-    createdAt: event.createdAt,
-    object: JSON.stringify({ ...row, version: 1 }),
-    previous: null,
-  })
+  await writeEventRow(db, eventRow(fields.store_id, event, { ...row, version: 1 }))
   return { price_e4: priceE4, position }
 }
 
@@ -116,9 +110,9 @@ function statementShape(fields: NewVariantFields): StatementShape {
 }
 
 function insertVariantStatement(defaultPrice: boolean, defaultPosition: boolean) {
-  return precompiled((db: Executor, ...args: [...VariantValues, string, string]) => {
+  return precompiled((db: Executor, ...args: [...VariantValues, string, string, string]) => {
     const values = args.slice(0, VARIANT_INSERT_COLUMNS.length) as VariantValues
-    const [eventId, eventAt] = args.slice(VARIANT_INSERT_COLUMNS.length)
+    const [eventType, eventId, eventAt] = args.slice(VARIANT_INSERT_COLUMNS.length)
     const [storeId, id, productId, name, sku, barcode, priceE4, compareAtPriceE4] = values
     const [, , , , , , , , options, optionsKey, position, weightGrams, createdAt, updatedAt] =
       values
@@ -166,9 +160,10 @@ function insertVariantStatement(defaultPrice: boolean, defaultPosition: boolean)
           .returning(VARIANT_READ_COLUMNS),
       )
       .with('event', () =>
-        eventInsertFrom(
+        eventInStatement(
           'inserted',
-          { storeId, type: 'variant.created', id: eventId, createdAt: eventAt },
+          storeId,
+          { type: eventType, id: eventId, createdAt: eventAt },
           sql`to_json(inserted)`,
           null,
         ),
@@ -465,8 +460,8 @@ export interface OneStatementVariantPatch {
   /** The versions If-Match allows, or 'any'. */
   versions: 'any' | number[]
   updatedAt: string
-  /** The variant.updated event's id and time, appended by the same statement. */
-  event: EventStamp
+  /** The event the service decided, appended by the same statement. */
+  event: PendingEvent
 }
 
 /**
@@ -499,6 +494,7 @@ export async function patchVariantInOneStatement(
     options !== undefined,
     options?.text ?? null,
     options?.key ?? null,
+    event.type,
     event.id,
     event.createdAt,
     ...sent,
@@ -507,7 +503,7 @@ export async function patchVariantInOneStatement(
 }
 
 /** The parameters before the columns' (sent, value) pairs, in patchVariantInOneStatement's order. */
-const FIXED_PARAMS = 11
+const FIXED_PARAMS = 12
 
 const patchVariant = precompiled((db: Executor, ...params: unknown[]) => {
   const [storeId, productId, variantId, anyVersion, versions, updatedAt] = params as [
@@ -518,7 +514,10 @@ const patchVariant = precompiled((db: Executor, ...params: unknown[]) => {
     number[],
     string,
   ]
-  const [optionsSent, optionsText, optionsKeySent, eventId, eventAt] = params.slice(6, FIXED_PARAMS)
+  const [optionsSent, optionsText, optionsKeySent, eventType, eventId, eventAt] = params.slice(
+    6,
+    FIXED_PARAMS,
+  )
   const columns = patchedColumns('variants', ONE_STATEMENT_COLUMNS, params, FIXED_PARAMS)
   const optionsDiffer = sql`${optionsSent}::boolean and ${optionsKeySent}::text is distinct from variants.options_key`
   return db
@@ -579,9 +578,10 @@ const patchVariant = precompiled((db: Executor, ...params: unknown[]) => {
         .whereRef('products.id', '=', 'updated.product_id'),
     )
     .with('event', () =>
-      eventInsertFrom(
+      eventInStatement(
         'updated, old',
-        { storeId, type: 'variant.updated', id: eventId, createdAt: eventAt },
+        storeId,
+        { type: eventType, id: eventId, createdAt: eventAt },
         sql`to_json(updated)`,
         sql`to_json(old)`,
       ),

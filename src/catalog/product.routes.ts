@@ -1,20 +1,21 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
-import { Type } from 'typebox'
 import { principalOf } from '../auth/auth.hook.js'
 import type { Database } from '../db/database.js'
-import { IfMatchHeader, IfNoneMatchHeader, NotModified } from '../http/conditional.js'
+import { NotModified } from '../http/conditional.js'
 import { ErrorBody, IdParams, withErrors } from '../http/schemas.js'
 import { MERGE_PATCH_TYPE, prepareJsonBody } from '../http/validation.js'
 import { IdempotencyHeaders } from '../idempotency/idempotency.http.js'
 import {
   bodyErrors,
+  ConditionalReadHeaders,
+  ConditionalWriteHeaders,
   conditionalWriteResponses,
   dropContentTypeOfEmptyBody,
   PREFIX,
   sendRecord,
   type WriteRunner,
-} from './catalog.routes.js'
+} from './route-kit.js'
 import {
   CreateProductBody,
   DeletedResponse,
@@ -33,14 +34,6 @@ import {
   listProducts,
   updateProductWork,
 } from './product.service.js'
-
-/** The headers of a write that may be retried and made conditional. */
-export const ConditionalWriteHeaders = Type.Object({
-  ...IdempotencyHeaders.properties,
-  'if-match': IfMatchHeader,
-})
-
-export const ConditionalReadHeaders = Type.Object({ 'if-none-match': IfNoneMatchHeader })
 
 export function registerProductRoutes(
   app: FastifyInstance,

@@ -3,7 +3,7 @@ import { violatedUniqueConstraint } from '../db/driver-errors.js'
 import type { Executor, ProductRow } from '../db/schema.js'
 import { isUuid, newId, nowIso } from '../db/values.js'
 import { AppError, productNotFound } from '../errors.js'
-import { appendEvent, eventStamp } from '../events/event.service.js'
+import { appendEvent, pendingEvent } from '../events/outbox.js'
 import { ifMatchAllows, ifMatchVersions } from '../http/conditional.js'
 import { rowToProduct, rowToVariant } from './catalog.mappers.js'
 import {
@@ -124,7 +124,7 @@ async function createProductIn(
           db,
           { ...row, tag_keys: tagKeysJson(tags) },
           slugify(input.name),
-          eventStamp(),
+          pendingEvent('product.created'),
         )
       : await inTransaction(db, async (tx) => {
           try {
@@ -169,7 +169,7 @@ export function updateProductWork(
         versions: ifMatchVersions(ifMatch),
         statusesBarred: patch.status ? statusesBarredFrom(patch.status) : [],
         updatedAt: nowIso(),
-        event: eventStamp(),
+        event: pendingEvent('product.updated'),
       })
       if (row) return rowToProduct(row)
     }

@@ -9,12 +9,14 @@ import { MERGE_PATCH_TYPE, prepareJsonBody } from '../http/validation.js'
 import { IdempotencyHeaders } from '../idempotency/idempotency.http.js'
 import {
   bodyErrors,
+  ConditionalReadHeaders,
+  ConditionalWriteHeaders,
   conditionalWriteResponses,
   dropContentTypeOfEmptyBody,
   PREFIX,
   sendRecord,
   type WriteRunner,
-} from './catalog.routes.js'
+} from './route-kit.js'
 import {
   CreateVariantBody,
   DeletedResponse,
@@ -24,7 +26,6 @@ import {
   VariantListResponse,
   VariantResponse,
 } from './catalog.schemas.js'
-import { ConditionalReadHeaders, ConditionalWriteHeaders } from './product.routes.js'
 import {
   addVariantWork,
   deleteVariantWork,

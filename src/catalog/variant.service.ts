@@ -4,7 +4,7 @@ import { violatedUniqueConstraint } from '../db/driver-errors.js'
 import type { Executor } from '../db/schema.js'
 import { isUuid, newId, nowIso } from '../db/values.js'
 import { AppError, productNotFound, validationFailed, variantNotFound } from '../errors.js'
-import { appendEvent, eventStamp } from '../events/event.service.js'
+import { appendEvent, pendingEvent } from '../events/outbox.js'
 import { ifMatchAllows, ifMatchVersions } from '../http/conditional.js'
 import { rowToVariant } from './catalog.mappers.js'
 import {
@@ -93,7 +93,7 @@ async function addVariantIn(
   const fields = newVariantFields(storeId, productId, input, nowIso())
   let inserted: { price_e4: number; position: number } | undefined
   try {
-    inserted = await insertVariantIntoProduct(db, fields, eventStamp())
+    inserted = await insertVariantIntoProduct(db, fields, pendingEvent('variant.created'))
   } catch (error) {
     throw (await sqliteConflict(db, storeId, fields.id, fields.sku, error)) ?? error
   }
@@ -142,7 +142,7 @@ export function updateVariantWork(
           options: options && { text: JSON.stringify(options), key: optionsKey(options) },
           versions: ifMatchVersions(ifMatch),
           updatedAt: nowIso(),
-          event: eventStamp(),
+          event: pendingEvent('variant.updated'),
         })
       } catch (error) {
         throw conflictError(error) ?? error

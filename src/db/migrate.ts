@@ -27,6 +27,8 @@ import * as postgresNoDueIndex from './migrations/postgres/2026-11-26T05-no-due-
 import * as sqliteNoDueIndex from './migrations/sqlite/2026-11-26T05-no-due-index.js'
 import * as postgresImportsNewest from './migrations/postgres/2026-11-27T00-imports-newest.js'
 import * as sqliteImportsNewest from './migrations/sqlite/2026-11-27T00-imports-newest.js'
+import * as postgresSlugSuffixes from './migrations/postgres/2026-11-29T00-slug-suffixes.js'
+import * as sqliteSlugSuffixes from './migrations/sqlite/2026-11-29T00-slug-suffixes.js'
 
 /** Each dialect's migrations, by name; names sort in the order they are applied. */
 const MIGRATIONS: Record<Dialect, Record<string, Migration>> = {
@@ -44,6 +46,7 @@ const MIGRATIONS: Record<Dialect, Record<string, Migration>> = {
     '2026-11-26T04-filters-with-status': sqliteFiltersWithStatus,
     '2026-11-26T05-no-due-index': sqliteNoDueIndex,
     '2026-11-27T00-imports-newest': sqliteImportsNewest,
+    '2026-11-29T00-slug-suffixes': sqliteSlugSuffixes,
   },
   postgres: {
     '2026-11-21T00-initial': postgresInitial,
@@ -61,6 +64,7 @@ const MIGRATIONS: Record<Dialect, Record<string, Migration>> = {
     '2026-11-26T04-filters-with-status': postgresFiltersWithStatus,
     '2026-11-26T05-no-due-index': postgresNoDueIndex,
     '2026-11-27T00-imports-newest': postgresImportsNewest,
+    '2026-11-29T00-slug-suffixes': postgresSlugSuffixes,
   },
 }
 

@@ -80,6 +80,10 @@ export interface SlugCounterTable {
   slug: string
   claims: number
   last_suffix: number
+  /** The base of a slug that looks suffixed (`t-shirt` of `t-shirt-7`), else null. */
+  suffix_of: string | null
+  /** Its suffix (7), else null. */
+  suffix: number | null
 }
 
 export interface VariantTable {

@@ -1,8 +1,6 @@
-import { sql, type RawBuilder } from 'kysely'
+import { sql } from 'kysely'
 import { isPostgres } from '../db/database.js'
-import { precompiled } from '../db/precompiled.js'
 import type { Executor } from '../db/schema.js'
-import { insertRows } from '../db/multi-row-insert.js'
 
 /**
  * Where an event sits in its store's feed. PostgreSQL: the id of the transaction that wrote
@@ -26,70 +24,9 @@ export interface EventRow extends EventPosition {
   created_at: string | Date
 }
 
-/** What a change appends: the record's row after it (before it, for a delete). */
-export interface NewEvent {
-  storeId: string
-  id: string
-  type: string
-  createdAt: string
-  /** JSON text of the record's row. */
-  object: string
-  /** JSON text of the row before an update; null otherwise. */
-  previous: string | null
-}
-
-/** Appends one event, in the caller's transaction (the unit of work of the change). */
-export async function insertEvent(db: Executor, event: NewEvent): Promise<void> {
-  await insertEventRow(
-    db,
-    event.storeId,
-    event.id,
-    event.type,
-    event.object,
-    event.previous,
-    event.createdAt,
-  )
-}
-
-const insertEventRow = precompiled(
-  (
-    db: Executor,
-    storeId: string,
-    id: string,
-    type: string,
-    object: string,
-    previous: string | null,
-    createdAt: string,
-  ) =>
-    db
-      .insertInto('events')
-      .values({ store_id: storeId, id, type, object, previous, created_at: createdAt }),
-)
-
-/** The id and time of an event that a single PostgreSQL statement appends with its change. */
-export interface EventStamp {
-  id: string
-  createdAt: string
-}
-
-/**
- * The PostgreSQL common table expression that appends an event in the statement of its change
- * (the one-statement creates and PATCHes): one event per row of `from`, whose `object` and
- * `previous` are SQL over that row (e.g. `to_json(inserted)`). The values are parameters of
- * a precompiled statement: `storeId` and the stamp's are stand-ins, used as values only.
- * (Typed `any`: Kysely takes a raw expression as a CTE of some row type; this one has none.)
- */
-export function eventInsertFrom(
-  from: string,
-  event: { storeId: unknown; type: string; id: unknown; createdAt: unknown },
-  object: RawBuilder<unknown>,
-  previous: RawBuilder<unknown> | null,
-): RawBuilder<any> {
-  return sql`(insert into events (store_id, id, type, object, previous, created_at)
-    select ${event.storeId}::text, ${event.id}::uuid, ${sql.lit(event.type)}, ${object},
-      ${previous ?? sql`null::json`}, ${event.createdAt}::timestamptz
-    from ${sql.raw(from)})`
-}
+// The outbox writer (outbox.ts) writes the rows this module reads; imports of the writer by
+// its old names go on working.
+export { appendEvents as insertEvents, type EventStamp, type NewEvent } from './outbox.js'
 
 export interface EventPageQuery {
   storeId: string
@@ -257,14 +194,4 @@ export async function deleteEventsThrough(
     where event_pruning.seq < excluded.seq
   `.execute(db)
   return Number(result.numAffectedRows ?? 0)
-}
-
-/** Appends events in the order given, several in one statement: an import's batch. */
-export async function insertEvents(db: Executor, events: readonly NewEvent[]): Promise<void> {
-  await insertRows(
-    db,
-    'events',
-    ['store_id', 'id', 'type', 'object', 'previous', 'created_at'],
-    events.map((e) => [e.storeId, e.id, e.type, e.object, e.previous, e.createdAt]),
-  )
 }

@@ -1,10 +1,8 @@
 import type { Database } from '../db/database.js'
-import type { Executor, ProductRow } from '../db/schema.js'
-import { newId, nowIso, toIso } from '../db/values.js'
+import { toIso } from '../db/values.js'
 import { AppError } from '../errors.js'
 import { rowToProduct, rowToVariant } from '../catalog/catalog.mappers.js'
 import type { Product, Variant } from '../catalog/catalog.schemas.js'
-import type { VariantFields } from '../catalog/variant.repository.js'
 import {
   cursorNotMade,
   decodeEventCursor,
@@ -17,53 +15,15 @@ import {
   findPrunedThrough,
   hasEventAt,
   hasHeldBackEvent,
-  insertEvent,
   START,
   type EventPageQuery,
   type EventPosition,
   type EventRow,
-  type EventStamp,
 } from './event.repository.js'
+import type { EventType } from './outbox.js'
 
-export const EVENT_TYPES = [
-  'product.created',
-  'product.updated',
-  'product.deleted',
-  'variant.created',
-  'variant.updated',
-  'variant.deleted',
-] as const
-
-export type EventType = (typeof EVENT_TYPES)[number]
-
-/** A change to append: the record's row after it (before it, for a delete). */
-export type Change =
-  | { type: 'product.created' | 'product.deleted'; object: ProductRow }
-  | { type: 'product.updated'; object: ProductRow; previous: ProductRow }
-  | { type: 'variant.created' | 'variant.deleted'; object: VariantFields }
-  | { type: 'variant.updated'; object: VariantFields; previous: VariantFields }
-
-/**
- * Appends the event of a change, in the unit of work that makes the change (so in its
- * transaction): every service's write calls this once per committed change, never a route.
- * The one-statement writes of PostgreSQL append theirs in their own statement instead
- * (eventInsertFrom, with an eventStamp), which is this same row written by SQL.
- */
-export async function appendEvent(db: Executor, storeId: string, change: Change): Promise<void> {
-  await insertEvent(db, {
-    storeId,
-    id: newId(),
-    type: change.type,
-    createdAt: nowIso(),
-    object: JSON.stringify(change.object),
-    previous: 'previous' in change ? JSON.stringify(change.previous) : null,
-  })
-}
-
-/** The id and time of an event appended by a repository statement along with its change. */
-export function eventStamp(): EventStamp {
-  return { id: newId(), createdAt: nowIso() }
-}
+// The types are the outbox's; the webhooks take them from here.
+export { EVENT_TYPES, type EventType } from './outbox.js'
 
 /** An event as the feed (and, later, a webhook) shows it. */
 export interface CatalogEvent {

@@ -64,6 +64,26 @@ export interface paths {
     patch?: never
     trace?: never
   }
+  '/api/commerce/v1/me': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /**
+     * The calling key's store and scopes
+     * @description Needs an API key with scope `read` or `write`.
+     */
+    get: operations['getMe']
+    put?: never
+    post?: never
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
   '/api/commerce/v1/products': {
     parameters: {
       query?: never
@@ -630,6 +650,122 @@ export interface operations {
       }
     }
   }
+  getMe: {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          [name: string]: unknown
+        }
+        content: {
+          /**
+           * @example {
+           *       "data": {
+           *         "keyId": "019a…",
+           *         "store": "default",
+           *         "scopes": [
+           *           "read",
+           *           "write"
+           *         ]
+           *       }
+           *     }
+           */
+          'application/json': {
+            data: {
+              /** @description The key's id, as `catalog keys list` shows it */
+              keyId: string
+              /** @description The store the key belongs to */
+              store: string
+              /** @description What the key may do: `read`, `write` (which includes reading) */
+              scopes: ('read' | 'write')[]
+            }
+          }
+        }
+      }
+      /** @description `invalid_json`: the body is not valid JSON, or is empty; `bad_request`: the bytes received are not valid HTTP (the connection is closed); `validation_failed`: a field is missing, of the wrong type or out of bounds; one detail per problem */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `unauthorized`: no Authorization header, not Bearer, or an unknown, malformed or revoked key */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'WWW-Authenticate': components['headers']['WWW-Authenticate']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `forbidden`: the key lacks the scope the route needs */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `rate_limited`: the key has used up its requests for the current minute */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Retry-After': components['headers']['Retry-After']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `internal_error`: anything unexpected (logged with the request id) */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `unavailable`: the database is unreachable, or the service is shutting down */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+    }
+  }
   listProducts: {
     parameters: {
       query?: {
@@ -1098,7 +1234,7 @@ export interface operations {
     parameters: {
       query?: never
       header?: {
-        /** @description Answer 304 without a body if the record is still at one of these versions (`"7"`, a list, or `*`). */
+        /** @description Answer 304 without a body if the record is still at one of these versions (`"7"`, a list, or `*`). Anything else (an unquoted `7`) is 400 validation_failed. */
         'if-none-match'?: string
       }
       path: {
@@ -1261,6 +1397,18 @@ export interface operations {
         }
         content?: never
       }
+      /** @description `invalid_json`: the body is not valid JSON, or is empty; `bad_request`: the bytes received are not valid HTTP (the connection is closed); `validation_failed`: a field is missing, of the wrong type or out of bounds; one detail per problem */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
       /** @description `unauthorized`: no Authorization header, not Bearer, or an unknown, malformed or revoked key */
       401: {
         headers: {
@@ -1341,7 +1489,7 @@ export interface operations {
       header?: {
         /** @description Makes the request safe to retry: a retry with the same key (24 hours by default) gets the first answer again, with Idempotent-Replayed: true, and changes nothing. 1 to 255 printable ASCII characters, e.g. a UUID. */
         'idempotency-key'?: string
-        /** @description Run the write only if the record is at one of these versions: `"7"`, `"7", "8"` or `*`. Otherwise 412 precondition_failed and nothing changes. Weak tags (W/"7") never match. */
+        /** @description Run the write only if the record is at one of these versions: `"7"`, `"7", "8"` or `*`. Otherwise 412 precondition_failed and nothing changes. Weak tags (W/"7") never match. Anything else (an unquoted `7`) is 400 validation_failed. */
         'if-match'?: string
       }
       path: {
@@ -1544,7 +1692,7 @@ export interface operations {
       header?: {
         /** @description Makes the request safe to retry: a retry with the same key (24 hours by default) gets the first answer again, with Idempotent-Replayed: true, and changes nothing. 1 to 255 printable ASCII characters, e.g. a UUID. */
         'idempotency-key'?: string
-        /** @description Run the write only if the record is at one of these versions: `"7"`, `"7", "8"` or `*`. Otherwise 412 precondition_failed and nothing changes. Weak tags (W/"7") never match. */
+        /** @description Run the write only if the record is at one of these versions: `"7"`, `"7", "8"` or `*`. Otherwise 412 precondition_failed and nothing changes. Weak tags (W/"7") never match. Anything else (an unquoted `7`) is 400 validation_failed. */
         'if-match'?: string
       }
       path: {
@@ -2301,7 +2449,7 @@ export interface operations {
     parameters: {
       query?: never
       header?: {
-        /** @description Answer 304 without a body if the record is still at one of these versions (`"7"`, a list, or `*`). */
+        /** @description Answer 304 without a body if the record is still at one of these versions (`"7"`, a list, or `*`). Anything else (an unquoted `7`) is 400 validation_failed. */
         'if-none-match'?: string
       }
       path: {
@@ -2395,6 +2543,18 @@ export interface operations {
         }
         content?: never
       }
+      /** @description `invalid_json`: the body is not valid JSON, or is empty; `bad_request`: the bytes received are not valid HTTP (the connection is closed); `validation_failed`: a field is missing, of the wrong type or out of bounds; one detail per problem */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
       /** @description `unauthorized`: no Authorization header, not Bearer, or an unknown, malformed or revoked key */
       401: {
         headers: {
@@ -2475,7 +2635,7 @@ export interface operations {
       header?: {
         /** @description Makes the request safe to retry: a retry with the same key (24 hours by default) gets the first answer again, with Idempotent-Replayed: true, and changes nothing. 1 to 255 printable ASCII characters, e.g. a UUID. */
         'idempotency-key'?: string
-        /** @description Run the write only if the record is at one of these versions: `"7"`, `"7", "8"` or `*`. Otherwise 412 precondition_failed and nothing changes. Weak tags (W/"7") never match. */
+        /** @description Run the write only if the record is at one of these versions: `"7"`, `"7", "8"` or `*`. Otherwise 412 precondition_failed and nothing changes. Weak tags (W/"7") never match. Anything else (an unquoted `7`) is 400 validation_failed. */
         'if-match'?: string
       }
       path: {
@@ -2680,7 +2840,7 @@ export interface operations {
       header?: {
         /** @description Makes the request safe to retry: a retry with the same key (24 hours by default) gets the first answer again, with Idempotent-Replayed: true, and changes nothing. 1 to 255 printable ASCII characters, e.g. a UUID. */
         'idempotency-key'?: string
-        /** @description Run the write only if the record is at one of these versions: `"7"`, `"7", "8"` or `*`. Otherwise 412 precondition_failed and nothing changes. Weak tags (W/"7") never match. */
+        /** @description Run the write only if the record is at one of these versions: `"7"`, `"7", "8"` or `*`. Otherwise 412 precondition_failed and nothing changes. Weak tags (W/"7") never match. Anything else (an unquoted `7`) is 400 validation_failed. */
         'if-match'?: string
       }
       path: {

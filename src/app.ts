@@ -9,6 +9,7 @@ import Fastify, {
 } from 'fastify'
 import { registerAdminRoutes } from './admin/admin.routes.js'
 import { registerAuth } from './auth/auth.hook.js'
+import { registerMeRoute } from './auth/me.routes.js'
 import { PREFIX, registerCatalogRoutes } from './catalog/catalog.routes.js'
 import type { Database } from './db/database.js'
 import { AppError } from './errors.js'
@@ -235,6 +236,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
   app.register(async (routes) => {
     registerHealthRoutes(routes, database)
     registerMetricsRoute(routes, metrics, { token: options.metricsToken })
+    registerMeRoute(routes, PREFIX)
     registerCatalogRoutes(routes, database, { idempotencyKeyTtlSeconds })
     registerEventRoutes(routes, database, PREFIX)
     registerWebhookEndpointRoutes(routes, database, {

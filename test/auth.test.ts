@@ -468,3 +468,28 @@ describeEachDialect('API keys', (dialect) => {
     assert.equal(sockets.size, 1, 'every request went over one connection')
   })
 })
+
+describeEachDialect('GET /me', (dialect) => {
+  it("answers any valid key's id, store and scopes, read-only keys included", async (t) => {
+    const api = await buildTestApi(t, dialect)
+    for (const scopes of [['read'], ['write'], ['read', 'write']] as const) {
+      const made = await createApiKey(api.database, { store: 'store-me', scopes: [...scopes] })
+      const res = await api.get('/me', made.key)
+      assert.equal(res.statusCode, 200, res.body)
+      assert.deepEqual(res.json(), {
+        data: { keyId: made.id, store: 'store-me', scopes: [...scopes] },
+      })
+    }
+  })
+
+  it('is 401 without a key, with an unknown key or a revoked one', async (t) => {
+    const api = await buildTestApi(t, dialect)
+    const made = await createApiKey(api.database, { store: 'store-me', scopes: ['read'] })
+    await revokeApiKey(api.database, made.id)
+    for (const key of [unknownWellFormedKey(), made.key]) {
+      expectError(await api.get('/me', key), 401, 'unauthorized')
+    }
+    const bare = await api.app.inject({ method: 'GET', url: `${API}/me` })
+    expectError(bare, 401, 'unauthorized')
+  })
+})

@@ -127,6 +127,34 @@ const TARGETS: Target[] = [
   },
 ]
 
+/** Conditions that are neither `*` nor a list of quoted entity tags: `3` is the usual slip. */
+const MALFORMED_CONDITIONS = (version: number) => [
+  `${version}`,
+  `'${version}'`,
+  `"${version}`,
+  `"${version}", ${version}`,
+  `W/${version}`,
+  '',
+  ' , ',
+  '**',
+]
+
+/** A 400 validation_failed naming the header and showing the quoted form. */
+function expectMalformedCondition(
+  res: LightMyRequestResponse,
+  header: string,
+  value: string,
+): void {
+  try {
+    const error = expectError(res, 400, 'validation_failed')
+    assert.equal(error.details?.length, 1)
+    assert.equal(error.details?.[0]?.field, header)
+    assert.match(error.details?.[0]?.message ?? '', /"3"/)
+  } catch (cause) {
+    throw new Error(`${header}: ${JSON.stringify(value)}: ${(cause as Error).message}`)
+  }
+}
+
 /** Sends If-Match values that must not match, one by one: each 412, and nothing changes. */
 async function expectEachRefused(
   api: TestApi,
@@ -239,13 +267,19 @@ describeEachDialect('If-Match', (dialect) => {
       const api = await buildTestApi(t, dialect)
       const made = await target.make(api)
       const current = made.version
-      await expectEachRefused(api, target, made, [
-        `W/"${current}"`,
-        `W/"1", W/"${current}"`,
-        // Not entity-tags at all: they match nothing either.
-        `${current}`,
-        `'${current}'`,
-      ])
+      await expectEachRefused(api, target, made, [`W/"${current}"`, `W/"1", W/"${current}"`])
+    })
+
+    it(`${target.label}: a value that is not * nor a list of quoted tags is 400 saying how to write one, nothing changes`, async (t) => {
+      const api = await buildTestApi(t, dialect)
+      const made = await target.make(api)
+      const before = await made.snapshot()
+      const current = made.version
+      for (const value of MALFORMED_CONDITIONS(current)) {
+        const res = await target.send(api, made.path, { headers: { 'if-match': value } })
+        expectMalformedCondition(res, 'If-Match', value)
+        assert.deepEqual(await made.snapshot(), before, `If-Match: ${value} changed the record`)
+      }
     })
   }
 })
@@ -429,6 +463,18 @@ describeEachDialect('If-None-Match', (dialect) => {
       const made = await target.make(api)
       for (const list of ['"1", "2"', '"2","7"', '"5" , "2"']) {
         expectNotModified(await getIfNoneMatch(api, made.path, list), made.version, list)
+      }
+    })
+
+    it(`${target.label}: a value that is not * nor a list of quoted tags is 400 saying how to write one`, async (t) => {
+      const api = await buildTestApi(t, dialect)
+      const made = await target.make(api)
+      for (const value of MALFORMED_CONDITIONS(made.version)) {
+        expectMalformedCondition(
+          await getIfNoneMatch(api, made.path, value),
+          'If-None-Match',
+          value,
+        )
       }
     })
 

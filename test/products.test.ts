@@ -199,7 +199,7 @@ describeEachDialect('POST /products', (dialect) => {
     await expectInvalid(api, { name: `  ${'a'.repeat(256)}  ` }, 'name')
   })
 
-  it('trims sku and barcode and keeps them to 1 to 64 characters', async (t) => {
+  it('trims sku and barcode and keeps them to 1 to 255 characters (Shopify bound)', async (t) => {
     const api = await buildTestApi(t, dialect)
     for (const [field, key] of [
       ['sku', 'sku'],
@@ -207,10 +207,10 @@ describeEachDialect('POST /products', (dialect) => {
     ] as const) {
       assert.equal((await api.createProduct({ name: 'A', [field]: '  AB-1  ' }))[key], 'AB-1')
       assert.equal((await api.createProduct({ name: 'A', [field]: 'X' }))[key], 'X')
-      const longest = '7'.repeat(64)
+      const longest = '7'.repeat(255)
       assert.equal((await api.createProduct({ name: 'A', [field]: longest }))[key], longest)
       assert.equal((await api.createProduct({ name: 'A', [field]: ` ${longest} ` }))[key], longest)
-      await expectInvalid(api, { name: 'A', [field]: '7'.repeat(65) }, field)
+      await expectInvalid(api, { name: 'A', [field]: '7'.repeat(256) }, field)
       await expectInvalid(api, { name: 'A', [field]: '' }, field)
       await expectInvalid(api, { name: 'A', [field]: '   ' }, field)
     }
@@ -317,7 +317,7 @@ describeEachDialect('POST /products', (dialect) => {
       price: '19.99',
       compare_at_price: -1,
       sku: '',
-      barcode: 'b'.repeat(65),
+      barcode: 'b'.repeat(256),
       tax_rate: 101,
     })
     const error = expectError(res, 400, 'validation_failed')

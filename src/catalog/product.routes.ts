@@ -88,6 +88,7 @@ export function registerProductRoutes(
         response: withErrors({
           200: ProductWithVariantsResponse,
           304: NotModified,
+          400: ErrorBody,
           404: ErrorBody,
         }),
       },

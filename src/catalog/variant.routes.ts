@@ -107,7 +107,12 @@ export function registerVariantRoutes(
         summary: 'One variant of a product',
         params: VariantParams,
         headers: ConditionalReadHeaders,
-        response: withErrors({ 200: VariantResponse, 304: NotModified, 404: ErrorBody }),
+        response: withErrors({
+          200: VariantResponse,
+          304: NotModified,
+          400: ErrorBody,
+          404: ErrorBody,
+        }),
       },
     },
     async (request, reply) => {

@@ -46,6 +46,22 @@ export function ifNoneMatchHits(header: string | undefined, version: number): bo
   return tags !== undefined && tags.some((tag) => tag.opaque === String(version))
 }
 
+/**
+ * Whether a header is one RFC 9110 lets If-Match and If-None-Match carry: `*`, or a
+ * comma-separated list of quoted entity tags, strong or weak. `3` (unquoted) is not.
+ */
+export function isEntityTagCondition(header: string): boolean {
+  if (header.trim() === '*') return true
+  const tags = entityTags(header)
+  return tags !== undefined && tags.length > 0
+}
+
+/** The schema keyword of the two conditional headers, checked with the request's other fields. */
+export const ENTITY_TAGS = 'x-entity-tags'
+
+export const ENTITY_TAGS_MESSAGE =
+  'must be * or a list of quoted versions such as "3" (with the quotes: If-Match: "3", not 3)'
+
 /** The largest version a record can have: PostgreSQL's `integer`. */
 const MAX_VERSION = 2_147_483_647
 
@@ -74,18 +90,21 @@ export const RECORD_RESPONSE_HEADERS = { ETag: ETagHeader }
 /** The request header of the writes that may be made conditional. */
 export const IfMatchHeader = Type.Optional(
   Type.String({
+    [ENTITY_TAGS]: true,
     description:
       'Run the write only if the record is at one of these versions: `"7"`, `"7", "8"` or `*`. ' +
-      'Otherwise 412 precondition_failed and nothing changes. Weak tags (W/"7") never match.',
+      'Otherwise 412 precondition_failed and nothing changes. Weak tags (W/"7") never match. ' +
+      'Anything else (an unquoted `7`) is 400 validation_failed.',
   }),
 )
 
 /** The request header of the reads of one record. */
 export const IfNoneMatchHeader = Type.Optional(
   Type.String({
+    [ENTITY_TAGS]: true,
     description:
       'Answer 304 without a body if the record is still at one of these versions ' +
-      '(`"7"`, a list, or `*`).',
+      '(`"7"`, a list, or `*`). Anything else (an unquoted `7`) is 400 validation_failed.',
   }),
 )
 

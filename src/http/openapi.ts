@@ -293,6 +293,7 @@ export function registerOpenApi(app: FastifyInstance): void {
           description: 'Endpoints that events of the store are to be sent to (scope write)',
         },
         { name: 'imports', description: 'Bring a catalogue in (Shopify product CSV) and out' },
+        { name: 'keys', description: 'What the calling API key is: its store and scopes' },
         { name: 'health', description: 'For load balancers and orchestrators; no key needed' },
         {
           name: 'operations',

@@ -55,7 +55,7 @@ export const Money = Type.Number({
   description: 'At most 4 decimal places; returned exactly as sent',
 })
 
-/** A trimmed code such as a sku or barcode. */
-export const Code = Type.String({ minLength: 1, maxLength: 64 })
+/** A trimmed code such as a sku or barcode: up to 255 characters, Shopify's bound. */
+export const Code = Type.String({ minLength: 1, maxLength: 255 })
 
 export const IdParams = Type.Object({ id: Type.String({ description: 'Product id (UUID)' }) })

@@ -1,6 +1,7 @@
 import { Ajv, type ErrorObject, type Options } from 'ajv'
 import type { FastifySchemaCompiler, preValidationAsyncHookHandler } from 'fastify'
 import { AppError, type FieldProblem } from '../errors.js'
+import { ENTITY_TAGS, ENTITY_TAGS_MESSAGE, isEntityTagCondition } from './conditional.js'
 
 const MAX_DECIMALS = 'x-max-decimals'
 
@@ -24,6 +25,13 @@ function createAjv(options: Options): Ajv {
     schemaType: 'boolean',
     error: { message: 'must be an absolute http:// or https:// URL' },
     validate: (wanted: boolean, value: string) => !wanted || isAbsoluteHttpUrl(value),
+  })
+  ajv.addKeyword({
+    keyword: ENTITY_TAGS,
+    type: 'string',
+    schemaType: 'boolean',
+    error: { message: ENTITY_TAGS_MESSAGE },
+    validate: (wanted: boolean, value: string) => !wanted || isEntityTagCondition(value),
   })
   return ajv
 }

@@ -370,6 +370,26 @@ export interface paths {
     patch?: never
     trace?: never
   }
+  '/': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /**
+     * Redirects to the admin page
+     * @description Public: no API key needed.
+     */
+    get: operations['root']
+    put?: never
+    post?: never
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
   '/admin/assets/{file}': {
     parameters: {
       query?: never
@@ -5007,6 +5027,27 @@ export interface operations {
         content: {
           'application/json': components['schemas']['ErrorBody']
         }
+      }
+    }
+  }
+  root: {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description To the admin page */
+      302: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          /** @description `/admin` */
+          Location?: string
+          [name: string]: unknown
+        }
+        content?: never
       }
     }
   }

@@ -2,10 +2,12 @@ import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import http from 'node:http'
 import net from 'node:net'
+import { readdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import { describe, it, type TestContext } from 'node:test'
 import SqliteDatabase from '../src/db/sqlite-driver.js'
 import pg from 'pg'
+import { SETTINGS } from '../src/config.js'
 import type { Dialect } from '../src/db/database.js'
 import { API, DIALECTS, POSTGRES_URL } from './helpers.js'
 import {
@@ -91,6 +93,36 @@ describe('catalog usage', { concurrency: 4 }, () => {
       assertUsageError(await runCatalog(args, { DATABASE_URL: 'mysql://x', PORT: '0' }))
     })
   }
+
+  it('catalog --help lists every setting the service reads, from the list it reads them from', async (t) => {
+    const result = await runCatalog(['--help'], { DATABASE_URL: await sqliteUrl(t) })
+    for (const name of Object.keys(SETTINGS)) {
+      assert.match(result.stdout, new RegExp(`^  ${name} `, 'm'), `lists ${name}`)
+    }
+  })
+
+  const needTheServersDatabase = [
+    ['keys', 'list'],
+    ['keys', 'create', '--store', 'shop', '--scopes', 'read'],
+    ['import', '/nonexistent.csv', '--store', 'shop'],
+    ['export', '--store', 'shop'],
+  ]
+  for (const args of needTheServersDatabase) {
+    it(`catalog ${args.slice(0, 2).join(' ')} without DATABASE_URL and no database at the default path creates none: exit 1, naming it and DATABASE_URL`, async (t) => {
+      const cwd = await tempDir(t)
+      const result = await runCatalog(args, {}, cwd)
+      assert.equal(result.code, 1, result.stderr)
+      assert.equal(result.stderr.trimEnd().split('\n').length, 1, result.stderr)
+      assert.match(result.stderr, /data\/catalog\.db/)
+      assert.match(result.stderr, /DATABASE_URL/)
+      assert.deepEqual(await readdir(cwd), [], 'nothing created')
+    })
+  }
+
+  it('catalog keys with DATABASE_URL set to a new file creates and migrates it, as asked', async (t) => {
+    const result = await runCatalog(['keys', 'list'], { DATABASE_URL: await sqliteUrl(t) })
+    assert.equal(result.code, 0, result.stderr)
+  })
 
   it('a PORT that is not a port number is a usage error for serve: exit 2, one line', async (t) => {
     assertUsageError(

@@ -7,6 +7,7 @@ import { buildApp } from '../src/app.js'
 import { createApiKey } from '../src/auth/api-key.service.js'
 import { createDatabase, type Database, type Dialect } from '../src/db/database.js'
 import {
+  addVariant,
   API,
   buildTestApi,
   createTestDatabase,
@@ -402,6 +403,65 @@ describeEachDialect('error responses', (dialect) => {
     )
     const variants = await api.get(`/products/${product.id}/variants`)
     assert.deepEqual(variants.json().data, [])
+  })
+
+  it('a camelCase spelling of a request field is 400 naming it and the field meant, with the other problems, and nothing is written', async (t) => {
+    const api = await buildTestApi(t, dialect)
+    const refused = assertErrorResponse(
+      await api.post('/products', {
+        name: 'Mug',
+        compareAtPrice: 30,
+        taxRate: 20,
+        productType: 'Mugs',
+        price: -1,
+      }),
+      400,
+      'validation_failed',
+    )
+    const byField = Object.fromEntries(refused.details!.map((d) => [d.field, d.message]))
+    assert.deepEqual(Object.keys(byField).sort(), [
+      'compareAtPrice',
+      'price',
+      'productType',
+      'taxRate',
+    ])
+    assert.match(byField.compareAtPrice!, /compare_at_price/)
+    assert.match(byField.taxRate!, /tax_rate/)
+    assert.match(byField.productType!, /product_type/)
+    const listed = await api.get('/products')
+    assert.deepEqual(listed.json().data, [])
+
+    // A record read from an answer and sent back as a PATCH is refused, not half applied.
+    const product = await api.createProduct({ name: 'Mug', compare_at_price: 30, tax_rate: 20 })
+    const variant = await addVariant(api, product.id, { name: 'Red', weight_grams: 300 })
+    const readBack = (await api.get(`/products/${product.id}`)).json().data
+    const patched = assertErrorResponse(
+      await api.patch(`/products/${product.id}`, { ...readBack, compareAtPrice: 25 }),
+      400,
+      'validation_failed',
+    )
+    assert.ok(
+      patched.details!.some(
+        (d) => d.field === 'compareAtPrice' && d.message.includes('compare_at_price'),
+      ),
+      JSON.stringify(patched.details),
+    )
+    const variantPath = `/products/${product.id}/variants/${variant.id}`
+    const variantRefused = assertErrorResponse(
+      await api.patch(variantPath, { weightGrams: 250 }),
+      400,
+      'validation_failed',
+    )
+    assert.deepEqual(
+      variantRefused.details!.map((d) => d.field),
+      ['weightGrams'],
+    )
+    const after = (await api.get(`/products/${product.id}`)).json().data
+    assert.equal(after.compareAtPrice, 30)
+    assert.equal(after.variants[0].weightGrams, 300)
+    // The snake_case field itself, and fields no request defines, still go through.
+    const ok = await api.patch(`/products/${product.id}`, { compare_at_price: 25, nickname: 'x' })
+    assert.equal(ok.statusCode, 200, ok.body)
   })
 
   it('a body over 256 KiB is 413 payload_too_large', async (t) => {

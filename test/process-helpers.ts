@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { TestContext } from 'node:test'
 import { fileURLToPath } from 'node:url'
+import { SETTINGS } from '../src/config.js'
 import type { Dialect } from '../src/db/database.js'
 import { API, createTestSchema } from './helpers.js'
 
@@ -34,22 +35,7 @@ export async function databaseUrlFor(t: TestContext, dialect: Dialect): Promise<
 /** The environment a `catalog` process gets: this one, minus settings the test did not choose. */
 function environment(env: Record<string, string>): NodeJS.ProcessEnv {
   const base = { ...process.env }
-  for (const name of [
-    'DATABASE_URL',
-    'PORT',
-    'HOST',
-    'LOG_LEVEL',
-    'REDIS_URL',
-    'RATE_LIMIT_PER_MINUTE',
-    'BODY_LIMIT_BYTES',
-    'REQUEST_TIMEOUT_MS',
-    'HEADERS_TIMEOUT_MS',
-    'CONNECTION_TIMEOUT_MS',
-    'KEEP_ALIVE_TIMEOUT_MS',
-    'HEADER_LIMIT_BYTES',
-    'SHUTDOWN_TIMEOUT_MS',
-    'NODE_OPTIONS',
-  ]) {
+  for (const name of [...Object.keys(SETTINGS), 'NODE_OPTIONS']) {
     delete base[name]
   }
   return { ...base, ...env }
@@ -67,10 +53,12 @@ export interface CommandResult {
 export function runCatalog(
   args: string[],
   env: Record<string, string> = {},
+  cwd?: string,
 ): Promise<CommandResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [CATALOG_BIN, ...args], {
       env: environment(env),
+      cwd,
       stdio: ['ignore', 'pipe', 'pipe'],
       timeout: COMMAND_TIMEOUT_MS,
       killSignal: 'SIGKILL',

@@ -138,6 +138,25 @@ export function registerAdminRoutes(app: FastifyInstance): void {
     response: assetResponses('The page', 'text/html'),
   }
   app.get(ADMIN_PATH, { schema: pageSchema }, page)
+  // The address `catalog serve` prints, opened in a browser: the admin page, not a JSON 404.
+  app.get(
+    '/',
+    {
+      schema: {
+        operationId: 'root',
+        tags: ['operations'],
+        summary: 'Redirects to the admin page',
+        response: {
+          302: {
+            type: 'null',
+            description: 'To the admin page',
+            headers: { Location: { type: 'string', description: '`/admin`' } },
+          },
+        },
+      },
+    },
+    (_request, reply) => reply.redirect(ADMIN_PATH, 302),
+  )
   app.get(`${ADMIN_PATH}/`, { schema: { hide: true } }, page)
   const assetSchema = {
     operationId: 'adminAsset',

@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util'
-import { ConfigError, loadConfig } from '../config.js'
-import { createDatabase, UnsupportedDatabaseUrlError } from '../db/database.js'
+import { ConfigError, loadConfig, settingsHelp } from '../config.js'
+import { createDatabase, UnsupportedDatabaseUrlError, type Database } from '../db/database.js'
+import { missingDatabaseFile } from '../db/existing-database.js'
 import { migrateToLatest } from '../db/migrate.js'
 import {
   EXPORT_HELP,
@@ -25,10 +26,8 @@ Usage:
                        write store S's catalogue as a Shopify product CSV
   catalog --help       this text; catalog COMMAND --help for one command
 
-Settings come from the environment: DATABASE_URL (default sqlite:data/catalog.db),
-HOST, PORT, LOG_LEVEL, BODY_LIMIT_BYTES, REQUEST_TIMEOUT_MS, SHUTDOWN_TIMEOUT_MS,
-API_KEY_CACHE_TTL_MS, RATE_LIMIT_PER_MINUTE, REDIS_URL, HEADERS_TIMEOUT_MS,
-CONNECTION_TIMEOUT_MS, KEEP_ALIVE_TIMEOUT_MS, HEADER_LIMIT_BYTES.`
+Settings come from the environment (every command reads DATABASE_URL like the server):
+${settingsHelp()}`
 
 const SERVE_HELP = `Usage: catalog serve
 
@@ -78,7 +77,7 @@ async function runCli(argv: string[], output: Output): Promise<number | undefine
       case 'keys': {
         if (wantsHelp) return printed(output, KEYS_HELP)
         const command = parseKeysCommand(args)
-        const database = createDatabase(loadConfig().databaseUrl)
+        const database = openServerDatabase('keys')
         try {
           await command(database, output)
         } finally {
@@ -90,7 +89,7 @@ async function runCli(argv: string[], output: Output): Promise<number | undefine
       case 'export': {
         if (wantsHelp) return printed(output, command === 'import' ? IMPORT_HELP : EXPORT_HELP)
         const run = command === 'import' ? parseImportCommand(args) : parseExportCommand(args)
-        const database = createDatabase(loadConfig().databaseUrl)
+        const database = openServerDatabase(command)
         try {
           return await run(database, output)
         } finally {
@@ -112,6 +111,26 @@ async function runCli(argv: string[], output: Output): Promise<number | undefine
     output.err(error instanceof CommandError ? error.message : `catalog: ${describe(error)}`)
     return 1
   }
+}
+
+/**
+ * The database of a command that works on the server's data. Without DATABASE_URL it is the
+ * default file, which must exist: run from another folder than the server's, such a command
+ * would otherwise create a database of its own, and a key made there gets 401 from the server.
+ * A DATABASE_URL set on purpose is opened (and migrated) whatever it names.
+ */
+function openServerDatabase(command: string): Database {
+  const config = loadConfig()
+  const missing = config.databaseUrlIsDefault ? missingDatabaseFile(config.databaseUrl) : undefined
+  if (missing !== undefined) {
+    throw new CommandError(
+      `catalog ${command}: there is no database at ${missing} (the default, as DATABASE_URL ` +
+        `is not set), and ${command} does not create one. Run it with the DATABASE_URL ` +
+        'catalog serve uses, e.g. DATABASE_URL=sqlite:/srv/catalog/catalog.db, or from the ' +
+        'folder the server runs in.',
+    )
+  }
+  return createDatabase(config.databaseUrl)
 }
 
 function printed(output: Output, text: string): number {

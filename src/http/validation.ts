@@ -68,9 +68,80 @@ export function createValidatorCompiler(): FastifySchemaCompiler<unknown> {
   const strict = createAjv({ coerceTypes: false, useDefaults: false })
   const lenient = createAjv({ coerceTypes: true, useDefaults: true })
   return ({ schema, httpPart }) => {
-    if (httpPart === 'body') return strict.compile(schema as object) as Validate
+    if (httpPart === 'body') {
+      return refusingCamelCase(schema as FieldsSchema, strict.compile(schema as object) as Validate)
+    }
     const validate = lenient.compile(schema as object) as Validate
     return httpPart === 'querystring' ? strictQuery(schema as QuerySchema, validate) : validate
+  }
+}
+
+/** What of a JSON Schema names fields: an object's properties, a list's items. */
+interface FieldsSchema {
+  properties?: Record<string, FieldsSchema>
+  items?: FieldsSchema
+}
+
+/** `compare_at_price` -> `compareAtPrice`; a name without `_` has no other spelling. */
+function camelCaseOf(name: string): string {
+  return name.replace(/_([a-z0-9])/g, (_, next: string) => next.toUpperCase())
+}
+
+/**
+ * Request fields are snake_case and answers camelCase, so a record read from an answer and
+ * sent back would be half applied if its camelCase fields were ignored like other unknown
+ * ones: each such field is refused by name, naming the field meant, with the body's other
+ * problems. Fields of nested objects and lists of objects are checked the same way.
+ */
+function refusingCamelCase(schema: FieldsSchema, validate: Validate): Validate {
+  if (!namesSnakeCaseFields(schema)) return validate
+  const check = ((data: unknown) => {
+    const problems: ErrorObject[] = []
+    findCamelCase(schema, data, '', problems)
+    const valid = validate(data) as boolean
+    check.errors = problems.length > 0 ? [...problems, ...(validate.errors ?? [])] : validate.errors
+    return valid && problems.length === 0
+  }) as Validate
+  return check
+}
+
+function namesSnakeCaseFields(schema: FieldsSchema): boolean {
+  if (schema.items) return namesSnakeCaseFields(schema.items)
+  return Object.entries(schema.properties ?? {}).some(
+    ([name, property]) => name.includes('_') || namesSnakeCaseFields(property),
+  )
+}
+
+function findCamelCase(
+  schema: FieldsSchema,
+  data: unknown,
+  path: string,
+  problems: ErrorObject[],
+): void {
+  if (data === null || typeof data !== 'object') return
+  if (Array.isArray(data)) {
+    if (schema.items)
+      data.forEach((item, i) => findCamelCase(schema.items!, item, `${path}/${i}`, problems))
+    return
+  }
+  const record = data as Record<string, unknown>
+  for (const [name, property] of Object.entries(schema.properties ?? {})) {
+    const camel = camelCaseOf(name)
+    if (
+      camel !== name &&
+      Object.hasOwn(record, camel) &&
+      !Object.hasOwn(schema.properties!, camel)
+    ) {
+      problems.push({
+        instancePath: `${path}/${camel}`,
+        schemaPath: '#',
+        keyword: 'snakeCase',
+        params: { meant: name },
+        message: `is not a field of this request: send it as ${name} (request fields are snake_case)`,
+      })
+    }
+    if (record[name] !== undefined)
+      findCamelCase(property, record[name], `${path}/${name}`, problems)
   }
 }
 

@@ -42,7 +42,9 @@ export async function webhookUrlProblem(
   const parsed = new URL(url)
   const schemes = options.allowPrivate ? ['https:', 'http:'] : ['https:']
   if (!schemes.includes(parsed.protocol)) {
-    return options.allowPrivate ? 'must be an https:// or http:// URL' : 'must be an https:// URL'
+    return options.allowPrivate
+      ? 'must be an https:// or http:// URL'
+      : `must be an https:// URL${ALLOW_PRIVATE_HINT}`
   }
   if (parsed.hostname === '') return 'must name a host'
   if (parsed.port === '0') return 'must not name port 0 (nothing can be connected to there)'
@@ -50,20 +52,27 @@ export async function webhookUrlProblem(
 
   const host = bareHost(parsed.hostname).replace(/\.$/, '').toLowerCase()
   if (host === 'localhost' || host.endsWith('.localhost')) {
-    return `must not point to ${host} (loopback)`
+    return `must not point to ${host} (loopback)${ALLOW_PRIVATE_HINT}`
   }
   if (isIP(host) !== 0) {
     const reason = forbiddenAddressReason(host)
-    return reason === undefined ? undefined : `must not point to ${host} (${reason})`
+    return reason === undefined
+      ? undefined
+      : `must not point to ${host} (${reason})${ALLOW_PRIVATE_HINT}`
   }
   const addresses = await addressesNow(host, options.resolve ?? systemResolver)
   for (const { address } of addresses) {
     const reason = forbiddenAddressReason(address)
     if (reason !== undefined)
-      return `must not point to ${host}: it resolves to ${address} (${reason})`
+      return `must not point to ${host}: it resolves to ${address} (${reason})${ALLOW_PRIVATE_HINT}`
   }
   return undefined
 }
+
+/** What a person testing against a receiver on their own machine needs to know. */
+const ALLOW_PRIVATE_HINT =
+  '; a server started with WEBHOOK_ALLOW_PRIVATE=1 (for development) also takes http:// and ' +
+  'loopback or private addresses'
 
 /** The host's addresses, or none when it cannot be resolved within RESOLVE_TIMEOUT_MS. */
 async function addressesNow(host: string, resolve: Resolver): Promise<ResolvedAddress[]> {

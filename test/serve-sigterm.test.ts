@@ -15,7 +15,7 @@ import {
 } from './process-helpers.js'
 
 const RUNS = 20
-const EXIT_TIMEOUT_MS = 15_000
+const EXIT_TIMEOUT_MS = 30_000
 /** npm, then node: slower than `catalog serve` alone on a busy machine. */
 const NPM_START_TIMEOUT_MS = 60_000
 const ROOT = fileURLToPath(new URL('..', import.meta.url))

@@ -4,15 +4,8 @@ import { ConfigError, loadConfig, settingsHelp } from '../config.js'
 import { createDatabase, UnsupportedDatabaseUrlError, type Database } from '../db/database.js'
 import { missingDatabaseFile } from '../db/existing-database.js'
 import { migrateToLatest } from '../db/migrate.js'
-import {
-  EXPORT_HELP,
-  IMPORT_HELP,
-  parseExportCommand,
-  parseImportCommand,
-} from './import.command.js'
 import { KEYS_HELP, parseKeysCommand } from './keys.command.js'
 import { CommandError, processOutput, UsageError, type Output } from './output.js'
-import { serve } from './serve.command.js'
 
 const HELP = `catalog: the product catalogue service
 
@@ -58,6 +51,9 @@ async function runCli(argv: string[], output: Output): Promise<number | undefine
       case 'serve':
         if (wantsHelp) return printed(output, SERVE_HELP)
         expectNoArguments('serve', args)
+        // Loaded when asked for: the app is most of what a start reads and compiles, which
+        // `catalog --help`, usage errors and the other commands do not need.
+        const { serve } = await import('./serve.command.js')
         await serve(loadConfig(), output)
         return undefined
       case 'migrate': {
@@ -87,6 +83,9 @@ async function runCli(argv: string[], output: Output): Promise<number | undefine
       }
       case 'import':
       case 'export': {
+        // Loaded when asked for, like serve: the import compiles the API's schemas.
+        const { EXPORT_HELP, IMPORT_HELP, parseExportCommand, parseImportCommand } =
+          await import('./import.command.js')
         if (wantsHelp) return printed(output, command === 'import' ? IMPORT_HELP : EXPORT_HELP)
         const run = command === 'import' ? parseImportCommand(args) : parseExportCommand(args)
         const database = openServerDatabase(command)

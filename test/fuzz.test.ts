@@ -499,6 +499,19 @@ function matchesFilters(product: Record<string, any>, filters: Map<string, strin
   return true
 }
 
+/**
+ * What RFC 9110 lets If-Match and If-None-Match carry, written apart from the service's parser:
+ * `*`, or a comma-separated list (empty elements allowed) of one or more quoted entity tags.
+ */
+function isConditionHeader(value: string): boolean {
+  if (value.trim() === '*') return true
+  const items = value
+    .split(',')
+    .map((item) => item.trim())
+    .filter((item) => item !== '')
+  return items.length > 0 && items.every((item) => /^(W\/)?"[\x21\x23-\x7e]*"$/.test(item))
+}
+
 describeEachDialect('fuzzed input', (dialect) => {
   it('NUL characters and lone surrogates, in any string or name of a body, are 400 validation_failed naming the field', async (t) => {
     const api = await buildTestApi(t, dialect)
@@ -799,7 +812,7 @@ describeEachDialect('fuzzed input', (dialect) => {
     )
   })
 
-  it('If-Match and If-None-Match headers of every shape are answered 200, 304 or 412 as strong and weak comparison say, and a refused write changes nothing', async (t) => {
+  it('If-Match and If-None-Match headers of every shape are answered 200, 304 or 412 as strong and weak comparison say, 400 when malformed, and a refused write changes nothing', async (t) => {
     const target = await buildTarget(t, dialect)
     const { api } = target
     // A header value named by what it says of the record's version v; `fuzzed` is any text.
@@ -891,6 +904,13 @@ describeEachDialect('fuzzed input', (dialect) => {
           ...(payload ? { payload } : {}),
         })
         if (response.statusCode !== 304) assertContractAnswer(response, context)
+        if (!isConditionHeader(value)) {
+          // Neither * nor a list of quoted tags: 400, whatever the record, and nothing changes.
+          assert.equal(response.statusCode, 400, `${context}: ${response.body}`)
+          assert.equal(response.json().error, 'validation_failed', context)
+          assert.deepEqual(await read(), before, `the record changed: ${context}`)
+          return
+        }
         const matched = matchesShape(shape, method === 'GET')
         const refused = method === 'GET' ? 304 : 412
         const allowed =

@@ -712,18 +712,6 @@ export interface operations {
           }
         }
       }
-      /** @description `invalid_json`: the body is not valid JSON, or is empty; `bad_request`: the bytes received are not valid HTTP (the connection is closed); `validation_failed`: a field is missing, of the wrong type or out of bounds; one detail per problem */
-      400: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id']
-          'RateLimit-Policy': components['headers']['RateLimit-Policy']
-          RateLimit: components['headers']['RateLimit']
-          [name: string]: unknown
-        }
-        content: {
-          'application/json': components['schemas']['ErrorBody']
-        }
-      }
       /** @description `unauthorized`: no Authorization header, not Bearer, or an unknown, malformed or revoked key */
       401: {
         headers: {

@@ -114,6 +114,7 @@ describe('the OpenAPI document', () => {
       [`GET ${API}/products`]: read,
       [`GET ${API}/variants`]: read,
       [`GET ${API}/events`]: read,
+      [`GET ${API}/me`]: read,
       [`POST ${API}/webhook-endpoints`]: write,
       [`GET ${API}/webhook-endpoints`]: write,
       [`GET ${API}/webhook-endpoints/{id}`]: write,
@@ -130,6 +131,7 @@ describe('the OpenAPI document', () => {
       'GET /metrics': [{}, { metricsToken: [] }],
       'GET /admin': [],
       'GET /admin/assets/{file}': [],
+      'GET /': [],
       'GET /openapi.json': [],
       'GET /docs': [],
     }
@@ -387,6 +389,10 @@ describeEachDialect('answers conform to the OpenAPI document', (dialect) => {
     await check(getLabel, send('GET', `${API}/products/${product.id}`, { key: readKey }))
     await check(getLabel, send('GET', `${API}/products/${randomUUID()}`))
     await check(getLabel, send('GET', `${API}/products/not-a-uuid`))
+    await check(
+      getLabel,
+      send('GET', `${API}/products/${product.id}`, { headers: { 'if-none-match': '3' } }),
+    )
     await check(getLabel, send('GET', `${API}/products/${product.id}`, { key: null }))
 
     const listVariantsLabel = `GET ${API}/products/{id}/variants`
@@ -431,6 +437,7 @@ describeEachDialect('answers conform to the OpenAPI document', (dialect) => {
     const variantUrl = `${variants}/${variant.id}`
     const variantLabel = `GET ${API}/products/{id}/variants/{variantId}`
     await check(variantLabel, send('GET', variantUrl))
+    await check(variantLabel, send('GET', variantUrl, { headers: { 'if-none-match': '1' } }))
     await check(variantLabel, send('GET', variantUrl, ifNoneMatch(`"${variant.version}"`)))
     await check(variantLabel, send('GET', `${variants}/${randomUUID()}`))
     await check(variantLabel, send('GET', variantUrl, { key: null }))
@@ -486,6 +493,10 @@ describeEachDialect('answers conform to the OpenAPI document', (dialect) => {
     await check(deleteLabel, send('DELETE', archivedUrl))
 
     await check('GET /healthz', send('GET', '/healthz', { key: null }))
+    const meLabel = `GET ${API}/me`
+    await check(meLabel, send('GET', `${API}/me`, { key: readKey }))
+    await check(meLabel, send('GET', `${API}/me`, { key: unknownKey }))
+    await check('GET /', send('GET', '/', { key: null }))
     await check('GET /readyz', send('GET', '/readyz', { key: null }))
 
     const writeOnly = await api.newKey({ scopes: ['write'] })
@@ -704,6 +715,11 @@ describeEachDialect('answers conform to the OpenAPI document', (dialect) => {
         `GET ${API}/exports/products.csv`,
       ].flatMap((label) => [`${label} 403`, `${label} 500`]),
       'GET /healthz 503',
+      // Every valid key may ask who it is: no scope refuses it. Its 503 is the key lookup's
+      // on a database that is gone, which errors.test.ts checks for every route.
+      `GET ${API}/me 403`,
+      `GET ${API}/me 500`,
+      `GET ${API}/me 503`,
       // Only before `npm run build` has built the page, as the tests run after it.
       'GET /admin 404',
       `${listHooksLabel} 500`,

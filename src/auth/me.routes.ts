@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import { Type } from 'typebox'
-import { ErrorBody, withErrors } from '../http/schemas.js'
+import { withErrors } from '../http/schemas.js'
 import { principalOf } from './auth.hook.js'
 import { SCOPES } from './scopes.js'
 
@@ -28,7 +28,7 @@ export function registerMeRoute(app: FastifyInstance, prefix: string): void {
         operationId: 'getMe',
         tags: ['keys'],
         summary: "The calling key's store and scopes",
-        response: withErrors({ 200: Me, 400: ErrorBody }),
+        response: withErrors({ 200: Me }),
       },
     },
     async (request) => {

@@ -141,9 +141,9 @@ function formatSummary(summary: ImportSummary, store: string, dryRun: boolean): 
     `  products created:  ${summary.productsCreated}, updated: ${summary.productsUpdated}`,
     `  variants created:  ${summary.variantsCreated}, updated: ${summary.variantsUpdated}`,
     `  rows failed:       ${summary.rowsFailed}`,
-    `  skus cleared:      ${summary.skusCleared}`,
     `  columns not stored: ${summary.columnsNotStored.length === 0 ? 'none' : summary.columnsNotStored.join(', ')}`,
   ]
+  if (summary.skusCleared > 0) lines.push(`  skus cleared:      ${summary.skusCleared}`)
   if (summary.warnings.length > 0) {
     lines.push('Warnings (imported without the sku):')
     for (const warning of summary.warnings) {

@@ -5148,7 +5148,7 @@ export interface operations {
     }
     requestBody?: never
     responses: {
-      /** @description A page of the store's imports, newest first, each without its errors */
+      /** @description A page of the store's imports, newest first, each without its errors and warnings */
       200: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -5173,6 +5173,7 @@ export interface operations {
            *             "Variant Inventory Qty",
            *             "SEO Title"
            *           ],
+           *           "skusCleared": 0,
            *           "failureReason": null,
            *           "createdAt": "2026-11-25T01:15:30.123Z",
            *           "finishedAt": "2026-11-25T01:15:31.456Z"
@@ -5197,6 +5198,8 @@ export interface operations {
               variantsUpdated: number
               rowsFailed: number
               columnsNotStored: string[]
+              /** @description Variants imported without their sku (duplicate_skus=clear); 0 without it */
+              skusCleared: number
               failureReason: string | null
               /**
                * Format: date-time
@@ -5290,7 +5293,10 @@ export interface operations {
   }
   createImport: {
     parameters: {
-      query?: never
+      query?: {
+        /** @description A variant whose sku another product (or an earlier row) keeps: fail refuses its product (duplicate_sku); clear imports the variant without the sku and reports the row in warnings */
+        duplicate_skus?: 'fail' | 'clear'
+      }
       header?: {
         /** @description Makes the request safe to retry: a retry with the same key (24 hours by default) gets the first answer again, with Idempotent-Replayed: true, and changes nothing. 1 to 255 printable ASCII characters, e.g. a UUID. */
         'idempotency-key'?: string
@@ -5329,6 +5335,7 @@ export interface operations {
            *           "Variant Inventory Qty",
            *           "SEO Title"
            *         ],
+           *         "skusCleared": 0,
            *         "errors": [
            *           {
            *             "row": 17,
@@ -5338,6 +5345,7 @@ export interface operations {
            *             "message": "must be >= 0"
            *           }
            *         ],
+           *         "warnings": [],
            *         "failureReason": null,
            *         "createdAt": "2026-11-25T01:15:30.123Z",
            *         "finishedAt": "2026-11-25T01:15:31.456Z"
@@ -5371,6 +5379,18 @@ export interface operations {
                 error: string
                 message: string
               }[]
+              /** @description The first 1,000 rows imported otherwise than the file says: with duplicate_skus=clear, a variant imported without its sku, which another product keeps */
+              warnings: {
+                /** @description The record as a spreadsheet numbers it: the header is row 1 */
+                row: number
+                handle: string
+                /** @enum {string} */
+                field: 'sku'
+                /** @description What was imported otherwise, and why */
+                message: string
+              }[]
+              /** @description Variants imported without their sku (duplicate_skus=clear); 0 without it */
+              skusCleared: number
               failureReason: string | null
               /**
                * Format: date-time
@@ -5554,6 +5574,7 @@ export interface operations {
            *           "Variant Inventory Qty",
            *           "SEO Title"
            *         ],
+           *         "skusCleared": 0,
            *         "errors": [
            *           {
            *             "row": 17,
@@ -5563,6 +5584,7 @@ export interface operations {
            *             "message": "must be >= 0"
            *           }
            *         ],
+           *         "warnings": [],
            *         "failureReason": null,
            *         "createdAt": "2026-11-25T01:15:30.123Z",
            *         "finishedAt": "2026-11-25T01:15:31.456Z"
@@ -5596,6 +5618,18 @@ export interface operations {
                 error: string
                 message: string
               }[]
+              /** @description The first 1,000 rows imported otherwise than the file says: with duplicate_skus=clear, a variant imported without its sku, which another product keeps */
+              warnings: {
+                /** @description The record as a spreadsheet numbers it: the header is row 1 */
+                row: number
+                handle: string
+                /** @enum {string} */
+                field: 'sku'
+                /** @description What was imported otherwise, and why */
+                message: string
+              }[]
+              /** @description Variants imported without their sku (duplicate_skus=clear); 0 without it */
+              skusCleared: number
               failureReason: string | null
               /**
                * Format: date-time

@@ -17,6 +17,8 @@ const SUMMARY_KEYS = [
   'rowsFailed',
   'columnsNotStored',
   'errors',
+  'warnings',
+  'skusCleared',
 ]
 
 describeEachDialect('catalog import and export', (dialect) => {

@@ -90,5 +90,7 @@ export function unchanged(rows: number, summary: ImportSummary) {
     rowsFailed: 0,
     errors: [],
     columnsNotStored: summary.columnsNotStored,
+    warnings: summary.warnings,
+    skusCleared: summary.skusCleared,
   }
 }

@@ -223,7 +223,11 @@ describeEachDialect('POST /imports, GET /imports/:id', (dialect) => {
     }
     const third = (await postCsv(api, csv('Handle,Title', 'c,C'))).json().data
     records.push((await waitForImport(api, third.id)).record)
-    const withoutErrors = ({ errors: _errors, ...item }: Record<string, any>) => item
+    const withoutErrors = ({
+      errors: _errors,
+      warnings: _warnings,
+      ...item
+    }: Record<string, any>) => item
     const newestFirst = records.reverse().map(withoutErrors)
 
     const first = (await api.get('/imports?limit=2')).json()

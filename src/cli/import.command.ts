@@ -9,10 +9,12 @@ import { isValidStoreId } from '../auth/api-key.service.js'
 import type { Database } from '../db/database.js'
 import { migrateToLatest } from '../db/migrate.js'
 import { exportCatalog } from '../import/export.service.js'
+import { DUPLICATE_SKUS, type DuplicateSkus } from '../import/import-plan.js'
 import { importCatalog, type ImportSummary } from '../import/import.service.js'
 import { CommandError, UsageError, type Output } from './output.js'
 
 export const IMPORT_HELP = `Usage: catalog import FILE.csv --store STORE [--dry-run] [--json]
+                      [--duplicate-skus=fail|clear]
 
 Imports a Shopify product CSV (classic or 2025 column names) into the store: products
 matched by handle, variants by sku, then by options, created or updated; nothing deleted.
@@ -20,6 +22,10 @@ Each product is imported whole or not at all; a bad row is reported and its prod
 
 --dry-run   read and check everything, write nothing, print what a real run would do
 --json      print the summary as one JSON object on stdout
+--duplicate-skus=fail|clear
+            a variant whose sku another product (or an earlier row) keeps: fail (the
+            default) skips its product with a duplicate_sku error; clear imports the
+            variant without the sku and lists the row under Warnings
 
 On a terminal, a progress bar on stderr. Exit 0 when every row was imported, 1 when some
 failed or the file was refused, 2 for usage errors.`
@@ -60,11 +66,18 @@ export function parseImportCommand(args: string[]): Command {
     store: { type: 'string' },
     'dry-run': { type: 'boolean' },
     json: { type: 'boolean' },
+    'duplicate-skus': { type: 'string' },
   })
   if (positionals.length !== 1) throw new UsageError('catalog import: give exactly one CSV file')
   const file = positionals[0]!
   const store = storeOption('import', values.store)
   const dryRun = values['dry-run'] ?? false
+  const duplicateSkus = (values['duplicate-skus'] ?? 'fail') as DuplicateSkus
+  if (!DUPLICATE_SKUS.includes(duplicateSkus)) {
+    throw new UsageError(
+      `catalog import: --duplicate-skus must be fail or clear, not "${values['duplicate-skus']}"`,
+    )
+  }
   return async (database, output) => {
     let size: number
     try {
@@ -83,6 +96,7 @@ export function parseImportCommand(args: string[]): Command {
     try {
       summary = await importCatalog(database, store, createReadStream(file), {
         dryRun,
+        duplicateSkus,
         onProgress: (progress) => bar?.update(progress.bytes, { rows: progress.rowsProcessed }),
       })
       bar?.update(size, { rows: summary.rowsProcessed })
@@ -129,6 +143,13 @@ function formatSummary(summary: ImportSummary, store: string, dryRun: boolean): 
     `  rows failed:       ${summary.rowsFailed}`,
     `  columns not stored: ${summary.columnsNotStored.length === 0 ? 'none' : summary.columnsNotStored.join(', ')}`,
   ]
+  if (summary.skusCleared > 0) lines.push(`  skus cleared:      ${summary.skusCleared}`)
+  if (summary.warnings.length > 0) {
+    lines.push('Warnings (imported without the sku):')
+    for (const warning of summary.warnings) {
+      lines.push(`  row ${warning.row}, handle ${warning.handle}, sku: ${warning.message}`)
+    }
+  }
   if (summary.errors.length > 0) {
     lines.push('Errors:')
     for (const error of summary.errors) {

@@ -29,6 +29,8 @@ import * as postgresImportsNewest from './migrations/postgres/2026-11-27T00-impo
 import * as sqliteImportsNewest from './migrations/sqlite/2026-11-27T00-imports-newest.js'
 import * as postgresSlugSuffixes from './migrations/postgres/2026-11-29T00-slug-suffixes.js'
 import * as sqliteSlugSuffixes from './migrations/sqlite/2026-11-29T00-slug-suffixes.js'
+import * as postgresImportWarnings from './migrations/postgres/2026-11-29T01-import-warnings.js'
+import * as sqliteImportWarnings from './migrations/sqlite/2026-11-29T01-import-warnings.js'
 
 /** Each dialect's migrations, by name; names sort in the order they are applied. */
 const MIGRATIONS: Record<Dialect, Record<string, Migration>> = {
@@ -47,6 +49,7 @@ const MIGRATIONS: Record<Dialect, Record<string, Migration>> = {
     '2026-11-26T05-no-due-index': sqliteNoDueIndex,
     '2026-11-27T00-imports-newest': sqliteImportsNewest,
     '2026-11-29T00-slug-suffixes': sqliteSlugSuffixes,
+    '2026-11-29T01-import-warnings': sqliteImportWarnings,
   },
   postgres: {
     '2026-11-21T00-initial': postgresInitial,
@@ -65,6 +68,7 @@ const MIGRATIONS: Record<Dialect, Record<string, Migration>> = {
     '2026-11-26T05-no-due-index': postgresNoDueIndex,
     '2026-11-27T00-imports-newest': postgresImportsNewest,
     '2026-11-29T00-slug-suffixes': postgresSlugSuffixes,
+    '2026-11-29T01-import-warnings': postgresImportWarnings,
   },
 }
 

@@ -187,6 +187,8 @@ export interface ImportTable {
   /** JSON arrays; SQLite returns the text, PostgreSQL the parsed value. */
   columns_not_stored: ColumnType<string | string[], string | undefined, string>
   errors: ColumnType<string | unknown[], string | undefined, string>
+  warnings: ColumnType<string | unknown[], string | undefined, string>
+  skus_cleared: ColumnType<number, number | undefined, number>
   failure_reason: string | null
   instance_id: string
   heartbeat_at: Timestamp

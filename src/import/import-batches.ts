@@ -14,6 +14,7 @@ import {
   planProduct,
   planStoredProduct,
   writesNothing,
+  type ImportSkus,
   type ProductPlan,
   type StoredProduct,
 } from './import-plan.js'
@@ -66,6 +67,7 @@ export async function writeBatch(
   storeId: string,
   products: MappedProduct[],
   bound: BatchBound,
+  skus: ImportSkus,
 ): Promise<Outcome[]> {
   const started = performance.now()
   const outcomes: Outcome[] = []
@@ -79,7 +81,7 @@ export async function writeBatch(
         ? FIRST_CHUNK
         : Math.max(1, Math.floor((bound.maxMs - spent) / Math.max(perProduct, 0.001)))
     const chunk = products.slice(outcomes.length, Math.min(limit, outcomes.length + size))
-    outcomes.push(...(await writeChunk(tx, storeId, chunk)))
+    outcomes.push(...(await writeChunk(tx, storeId, chunk, skus)))
   }
   return outcomes
 }
@@ -102,6 +104,7 @@ async function writeChunk(
   tx: Transaction<DB>,
   storeId: string,
   chunk: MappedProduct[],
+  skus: ImportSkus,
 ): Promise<Outcome[]> {
   const readable = chunk.filter((product) => product.errors.length === 0)
   const slugCount = countBy(readable.map((product) => product.slug))
@@ -120,6 +123,12 @@ async function writeChunk(
   )
 
   const outcomes: Outcome[] = []
+  // Each outcome as it is known, and the skus its product keeps, which a later product's
+  // message about one of them names.
+  const settle = (index: number, outcome: Outcome) => {
+    outcomes[index] = outcome
+    skus.keep(chunk[index]!, outcome)
+  }
   let run: { index: number; product: MappedProduct; plan: ProductPlan }[] = []
   const writeRun = async () => {
     if (run.length === 0) return
@@ -128,14 +137,19 @@ async function writeChunk(
       await insertNewProducts(tx, storeId, run)
       await tx.executeQuery(RELEASE)
       for (const { index, plan } of run) {
-        outcomes[index] = { ...unchanged(), created: true, variantsCreated: plan.variants.length }
+        settle(index, {
+          ...unchanged(),
+          created: true,
+          variantsCreated: plan.variants.length,
+          warnings: plan.warnings,
+        })
       }
     } catch (error) {
       await tx.executeQuery(ROLLBACK)
       await tx.executeQuery(RELEASE)
       if (violatedUniqueConstraint(error) === undefined) throw error
       for (const { index, product } of run) {
-        outcomes[index] = await importProductAlone(tx, storeId, product)
+        settle(index, await importProductAlone(tx, storeId, product, skus))
       }
     }
     run = []
@@ -143,7 +157,7 @@ async function writeChunk(
 
   for (const [index, product] of chunk.entries()) {
     if (product.errors.length > 0) {
-      outcomes[index] = failed(product.errors)
+      settle(index, failed(product.errors))
       continue
     }
     const shared =
@@ -151,13 +165,14 @@ async function writeChunk(
       skusOf(product).some((sku) => skuCount.get(sku)! > 1 || holders.has(sku))
     if (!shared) {
       const existing = stored.get(product.slug)
-      const plan = await planProduct(tx, storeId, product, existing, undefined)
+      // No other product holds its skus: none is looked up.
+      const plan = await planProduct(tx, storeId, product, existing, undefined, skus, false)
       if (!('variants' in plan)) {
-        outcomes[index] = plan
+        settle(index, plan)
         continue
       }
       if (existing && writesNothing(plan)) {
-        outcomes[index] = unchanged()
+        settle(index, { ...unchanged(), warnings: plan.warnings })
         continue
       }
       if (!existing && insertable(plan)) {
@@ -166,7 +181,7 @@ async function writeChunk(
       }
     }
     await writeRun()
-    outcomes[index] = await importProductAlone(tx, storeId, product)
+    settle(index, await importProductAlone(tx, storeId, product, skus))
   }
   await writeRun()
   return outcomes
@@ -177,10 +192,11 @@ async function importProductAlone(
   tx: Transaction<DB>,
   storeId: string,
   product: MappedProduct,
+  skus: ImportSkus,
 ): Promise<Outcome> {
   await tx.executeQuery(SAVEPOINT)
   try {
-    const outcome = await importProduct(tx, storeId, product)
+    const outcome = await importProduct(tx, storeId, product, skus)
     await tx.executeQuery(outcome.errors.length > 0 ? ROLLBACK : RELEASE)
     if (outcome.errors.length > 0) await tx.executeQuery(RELEASE)
     return outcome
@@ -196,8 +212,9 @@ async function importProduct(
   tx: Transaction<DB>,
   storeId: string,
   product: MappedProduct,
+  skus: ImportSkus,
 ): Promise<Outcome> {
-  const plan = await planStoredProduct(tx, storeId, product, undefined)
+  const plan = await planStoredProduct(tx, storeId, product, undefined, skus)
   return 'variants' in plan ? writePlan(tx, storeId, product, plan) : plan
 }
 

@@ -4,7 +4,12 @@
  */
 import type { Executor } from '../db/schema.js'
 import { failed, type Outcome } from './import-outcome.js'
-import { planStoredProduct, type DryRunState, type ProductPlan } from './import-plan.js'
+import {
+  planStoredProduct,
+  type DryRunState,
+  type ImportSkus,
+  type ProductPlan,
+} from './import-plan.js'
 import type { MappedProduct } from './product-mapping.js'
 
 /** A dry run's batch: the same checks, on reads only, with what the file holds kept here. */
@@ -13,14 +18,16 @@ export async function checkBatch(
   storeId: string,
   products: MappedProduct[],
   dry: DryRunState,
+  skus: ImportSkus,
 ): Promise<Outcome[]> {
   const outcomes: Outcome[] = []
   for (const product of products) {
-    outcomes.push(
+    const outcome =
       product.errors.length > 0
         ? failed(product.errors)
-        : await checkProduct(db, storeId, product, dry),
-    )
+        : await checkProduct(db, storeId, product, dry, skus)
+    skus.keep(product, outcome)
+    outcomes.push(outcome)
   }
   return outcomes
 }
@@ -31,8 +38,9 @@ async function checkProduct(
   storeId: string,
   product: MappedProduct,
   dry: DryRunState,
+  skus: ImportSkus,
 ): Promise<Outcome> {
-  const plan = await planStoredProduct(db, storeId, product, dry)
+  const plan = await planStoredProduct(db, storeId, product, dry, skus)
   return 'variants' in plan ? countPlan(product, plan, dry) : plan
 }
 
@@ -44,6 +52,7 @@ function countPlan(product: MappedProduct, plan: ProductPlan, dry: DryRunState):
     variantsCreated: 0,
     variantsUpdated: 0,
     errors: [],
+    warnings: plan.warnings,
   }
   for (const { target, patch, variant } of plan.variants) {
     if (!target) outcome.variantsCreated++

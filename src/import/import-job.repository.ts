@@ -14,6 +14,8 @@ export interface ImportCounts {
   rows_failed: number
   columns_not_stored: string
   errors: string
+  warnings?: string
+  skus_cleared?: number
 }
 
 export async function insertImport(
@@ -40,7 +42,7 @@ export async function findImport(
     .executeTakeFirst()
 }
 
-export type ImportListRow = Omit<ImportRow, 'errors' | 'instance_id' | 'heartbeat_at'>
+export type ImportListRow = Omit<ImportRow, 'errors' | 'warnings' | 'instance_id' | 'heartbeat_at'>
 
 /**
  * A page of the store's imports, newest first, after `after` (the last of the page before),
@@ -65,6 +67,7 @@ export async function listImportRows(
       'variants_updated',
       'rows_failed',
       'columns_not_stored',
+      'skus_cleared',
       'failure_reason',
       'created_at',
       'finished_at',

@@ -23,6 +23,8 @@ import {
 } from './import-job.repository.js'
 import { JOB_BATCH } from './import-batches.js'
 import { importCatalog, type ImportSummary } from './import.service.js'
+import type { ImportWarning } from './import-outcome.js'
+import type { DuplicateSkus } from './import-plan.js'
 import type { ImportError } from './product-mapping.js'
 import { decodeCursor, pageOf } from '../catalog/cursor.js'
 
@@ -41,8 +43,8 @@ export interface ImportRecord extends ImportSummary {
   finishedAt: string | null
 }
 
-/** An import as GET /imports lists it: its record without the errors (up to 1,000 each). */
-export type ImportListItem = Omit<ImportRecord, 'errors'>
+/** An import as GET /imports lists it: its record without the errors and warnings (up to 1,000 each). */
+export type ImportListItem = Omit<ImportRecord, 'errors' | 'warnings'>
 
 export interface ImportPage {
   data: ImportListItem[]
@@ -84,7 +86,12 @@ export interface ImportJobs {
    * Resolves with its record; when `keep` answered an earlier import's record instead,
    * nothing starts and that record is the answer.
    */
-  submit(storeId: string, body: Readable, keep?: KeepImport): Promise<ImportRecord>
+  submit(
+    storeId: string,
+    body: Readable,
+    keep?: KeepImport,
+    choices?: { duplicateSkus?: DuplicateSkus },
+  ): Promise<ImportRecord>
   get(storeId: string, id: string): Promise<ImportRecord | undefined>
   /** A page of the store's imports, newest first; `cursor` is a previous page's nextCursor. */
   list(storeId: string, query: { limit?: number; cursor?: string }): Promise<ImportPage>
@@ -121,7 +128,12 @@ export function createImportJobs(database: Database, options: ImportJobsOptions)
     )
   }
 
-  const run = async (storeId: string, id: string, file: string) => {
+  const run = async (
+    storeId: string,
+    id: string,
+    file: string,
+    duplicateSkus: DuplicateSkus | undefined,
+  ) => {
     let summary: ImportSummary | undefined
     // The import's summary as of its last committed batch: what a job cut short records.
     let committed: ImportSummary | undefined
@@ -135,6 +147,7 @@ export function createImportJobs(database: Database, options: ImportJobsOptions)
         createReadStream(file, { highWaterMark: JOB_READ_BYTES }),
         {
           batch: JOB_BATCH[database.dialect],
+          duplicateSkus,
           onUnreadable: (found) => (unreadable = found),
           onProgress: async (_progress, so) => {
             committed = so
@@ -189,7 +202,7 @@ export function createImportJobs(database: Database, options: ImportJobsOptions)
 
   return {
     maxBytes: options.maxBytes,
-    async submit(storeId, body, keep) {
+    async submit(storeId, body, keep, choices) {
       if (stopping)
         throw new AppError('unavailable', 'The service is shutting down; retry shortly.')
       const id = newId()
@@ -225,7 +238,7 @@ export function createImportJobs(database: Database, options: ImportJobsOptions)
         await rm(file, { force: true })
         return record
       }
-      const job = run(storeId, id, file).finally(() => running.delete(id))
+      const job = run(storeId, id, file, choices?.duplicateSkus).finally(() => running.delete(id))
       running.set(id, job)
       return record
     },
@@ -310,6 +323,8 @@ function countsOf(summary: ImportSummary): ImportCounts {
     rows_failed: summary.rowsFailed,
     columns_not_stored: JSON.stringify(summary.columnsNotStored),
     errors: JSON.stringify(summary.errors.slice(0, 1000)),
+    warnings: JSON.stringify(summary.warnings.slice(0, 1000)),
+    skus_cleared: summary.skusCleared,
   }
 }
 
@@ -322,6 +337,7 @@ function rowToRecord(row: ImportRow): ImportRecord {
   return {
     ...counts,
     errors: fromJson(row.errors as string | ImportError[]),
+    warnings: fromJson(row.warnings as string | ImportWarning[]),
     failureReason,
     createdAt,
     finishedAt,
@@ -339,6 +355,7 @@ function rowToListItem(row: ImportListRow): ImportListItem {
     variantsUpdated: row.variants_updated,
     rowsFailed: row.rows_failed,
     columnsNotStored: fromJson<string[]>(row.columns_not_stored),
+    skusCleared: row.skus_cleared,
     failureReason: row.failure_reason,
     createdAt: toIso(row.created_at),
     finishedAt: row.finished_at === null ? null : toIso(row.finished_at),

@@ -18,16 +18,8 @@ import {
 import { listProductRows } from '../catalog/product.repository.js'
 import { normalizeImages, uniqueTags } from '../catalog/record-fields.js'
 import { statusesBarredFrom } from '../catalog/transitions.js'
-import {
-  findProductWithVariants,
-  findVariantBySku,
-  type VariantFields,
-} from '../catalog/variant.repository.js'
-import {
-  DUPLICATE_OPTIONS_MESSAGE,
-  DUPLICATE_SKU_MESSAGE,
-  optionsKey,
-} from '../catalog/variant.service.js'
+import { findProductWithVariants, type VariantFields } from '../catalog/variant.repository.js'
+import { DUPLICATE_OPTIONS_MESSAGE, optionsKey } from '../catalog/variant.service.js'
 import type { Executor, ProductRow } from '../db/schema.js'
 import type { FieldProblem } from '../errors.js'
 import { createValidatorCompiler, toFieldProblems } from '../http/validation.js'
@@ -38,7 +30,7 @@ import {
   uniqueErrors,
   variantErrors,
 } from './import-errors.js'
-import { failed, type Outcome } from './import-outcome.js'
+import { failed, type ImportWarning, type Outcome } from './import-outcome.js'
 import {
   clip,
   type ImportError,
@@ -58,12 +50,70 @@ export interface ProductPlan {
   createInput: CreateProductInput | undefined
   patch: UpdateProductInput
   variants: VariantPlan[]
+  /** The rows imported without their sku (--duplicate-skus=clear). */
+  warnings: ImportWarning[]
 }
 
 export interface VariantPlan {
   variant: MappedVariant
   target: Variant | undefined
   patch: UpdateVariantInput
+}
+
+/** What an import does with a variant whose sku is taken: refuse its product, or drop the sku. */
+export type DuplicateSkus = 'fail' | 'clear'
+
+export const DUPLICATE_SKUS: readonly DuplicateSkus[] = ['fail', 'clear']
+
+/** Who keeps a sku: its product's handle, and the row of the file when it came from the file. */
+interface SkuHolder {
+  handle: string
+  row?: number
+}
+
+/**
+ * The skus of an import: what it does with a taken one, and the skus the file's imported
+ * products keep, each with its product and row, to name them in the message about a later
+ * row that asks for one. It grows with the file, by one entry per sku (as the slugs do).
+ */
+export class ImportSkus {
+  readonly kept = new Map<string, { handle: string; slug: string; row: number }>()
+  constructor(readonly mode: DuplicateSkus = 'fail') {}
+
+  /** Keeps the skus of a product the import wrote (or, dry, would write). */
+  keep(product: MappedProduct, outcome: Outcome): void {
+    if (outcome.errors.length > 0) return
+    const cleared = new Set(outcome.warnings.map((warning) => warning.row))
+    for (const variant of product.variants) {
+      const { sku } = variant.input
+      if (!sku || cleared.has(variant.row) || this.kept.has(sku)) continue
+      this.kept.set(sku, { handle: product.handle, slug: product.slug, row: variant.row })
+    }
+  }
+}
+
+/** The message of duplicate_sku (and of its warning), naming the product that keeps it. */
+export function skuTakenMessage(sku: string, holder: SkuHolder): string {
+  const row = holder.row === undefined ? '' : ` (row ${holder.row})`
+  return `SKU "${clip(sku)}" is already used by product "${holder.handle}"${row}`
+}
+
+/** The slug of the store's product whose variant has this sku, if any. */
+async function storedSkuHolder(
+  db: Executor,
+  storeId: string,
+  sku: string,
+): Promise<string | undefined> {
+  const row = await db
+    .selectFrom('variants as v')
+    .innerJoin('products as p', (join) =>
+      join.onRef('p.store_id', '=', 'v.store_id').onRef('p.id', '=', 'v.product_id'),
+    )
+    .select('p.slug')
+    .where('v.store_id', '=', storeId)
+    .where('v.sku', '=', sku)
+    .executeTakeFirst()
+  return row?.slug
 }
 
 /**
@@ -86,6 +136,7 @@ export async function planStoredProduct(
   storeId: string,
   product: MappedProduct,
   dry: DryRunState | undefined,
+  skus: ImportSkus,
 ): Promise<ProductPlan | Outcome> {
   const [existingRow] = await listProductRows(db, {
     storeId,
@@ -95,7 +146,7 @@ export async function planStoredProduct(
   const existing = existingRow
     ? await findProductWithVariants(db, storeId, existingRow.id)
     : undefined
-  return planProduct(db, storeId, product, existing, dry)
+  return planProduct(db, storeId, product, existing, dry, skus, true)
 }
 
 /** The compiled validators of the API's own schemas: one rule, one place. */
@@ -125,6 +176,11 @@ function check(validator: Validator, body: Record<string, unknown>): FieldProble
  * by field, its variants matched by sku, then by options, created or updated. A refusal of
  * the database (a sku another product took meanwhile, say) becomes the row's error; the
  * caller rolls the product back. Anything else (the database gone) is thrown.
+ *
+ * A sku another product holds is looked up when `lookUp` (a caller that knows no product
+ * does passes false): refused as duplicate_sku naming the holder, or, with `skus.mode`
+ * clear, dropped from the variant with a warning. The database's unique index still refuses
+ * a sku taken meanwhile.
  */
 export async function planProduct(
   db: Executor,
@@ -132,10 +188,13 @@ export async function planProduct(
   product: MappedProduct,
   existing: StoredProduct | undefined,
   dry: DryRunState | undefined,
+  skus: ImportSkus,
+  lookUp: boolean,
 ): Promise<ProductPlan | Outcome> {
   const { handle } = product
   const firstRow = product.rows[0]!
   const errors: ImportError[] = []
+  const warnings: ImportWarning[] = []
 
   // The product's own fields, by the rules of a create or of a PATCH.
   let createInput: CreateProductInput | undefined
@@ -160,30 +219,59 @@ export async function planProduct(
   const skusInProduct = new Map<string, number>()
   const optionsInProduct = new Map<string, number>()
   const plans: VariantPlan[] = []
-  for (const variant of product.variants) {
+  // Who keeps a sku this product's variant asks for: an earlier row of the product, another
+  // product of the file or of the store; undefined when it is free or this product's own.
+  const holderOf = async (sku: string): Promise<SkuHolder | undefined> => {
+    const earlier = skusInProduct.get(sku)
+    if (earlier !== undefined) return { handle, row: earlier }
+    if (!lookUp || stored.some((v) => v.sku === sku)) return undefined
+    const kept = skus.kept.get(sku)
+    if (dry) {
+      if (dry.skus.has(sku)) return kept ?? { handle: '' }
+      if (dry.released.has(sku)) return undefined
+    }
+    const slug = await storedSkuHolder(db, storeId, sku)
+    if (slug === undefined) return undefined
+    return kept?.slug === slug ? kept : { handle: slug }
+  }
+  for (let variant of product.variants) {
     const problems = check(validators.createVariant, variant.input as Record<string, unknown>)
     if (problems.length > 0) {
       errors.push(...variantErrors(product, variant, problems))
       continue
     }
-    const { sku } = variant.input
     const key = optionsKey(variant.input.options ?? {})
-    if (sku) {
-      const earlier = skusInProduct.get(sku)
-      if (earlier !== undefined) {
+    if (variant.input.sku) {
+      const sku = variant.input.sku
+      const holder = await holderOf(sku)
+      if (holder && skus.mode === 'fail') {
         errors.push(
           conflict(
             variant.row,
             handle,
             product.variantColumns.sku!,
             'duplicate_sku',
-            `the sku "${clip(sku)}" is already on row ${earlier}`,
+            skuTakenMessage(sku, holder),
           ),
         )
         continue
       }
-      skusInProduct.set(sku, variant.row)
+      if (holder) {
+        warnings.push({
+          row: variant.row,
+          handle,
+          field: 'sku',
+          message: `${skuTakenMessage(sku, holder)}; the variant was imported without a sku`,
+        })
+        // Created without a sku; a stored variant (matched by its options) keeps its own.
+        const sets = new Set(variant.sets)
+        sets.delete('sku')
+        variant = { ...variant, input: { ...variant.input, sku: null }, sets }
+      } else {
+        skusInProduct.set(sku, variant.row)
+      }
     }
+    const { sku } = variant.input
     if (key !== null) {
       const earlier = optionsInProduct.get(key)
       if (earlier !== undefined) {
@@ -200,26 +288,7 @@ export async function planProduct(
       }
       optionsInProduct.set(key, variant.row)
     }
-    let target = sku ? stored.find((v) => v.sku === sku) : undefined
-    // A sku another product holds: in a real run the database's unique index refuses it (no
-    // check-then-insert); a dry run writes nothing, so it looks, and says what a real run says.
-    if (!target && sku && dry) {
-      const held =
-        dry.skus.has(sku) ||
-        (!dry.released.has(sku) && (await findVariantBySku(db, storeId, sku)) !== undefined)
-      if (held) {
-        errors.push(
-          conflict(
-            variant.row,
-            handle,
-            product.variantColumns.sku!,
-            'duplicate_sku',
-            DUPLICATE_SKU_MESSAGE,
-          ),
-        )
-        continue
-      }
-    }
+    const target = sku ? stored.find((v) => v.sku === sku) : undefined
     if (target) matched.add(target.id)
     plans.push({ variant, target, patch: {} })
   }
@@ -255,7 +324,7 @@ export async function planProduct(
       ),
     ])
   }
-  return { current, createInput, patch, variants: plans }
+  return { current, createInput, patch, variants: plans, warnings }
 }
 
 /**

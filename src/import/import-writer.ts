@@ -40,6 +40,7 @@ export async function writePlan(
     variantsCreated: 0,
     variantsUpdated: 0,
     errors: [],
+    warnings: plan.warnings,
   }
 
   let productId: string

@@ -11,6 +11,7 @@ import { createValidatorCompiler } from '../http/validation.js'
 import { exportCatalog, startedStream } from './export.service.js'
 import { IdempotencyHeaders, requestFingerprint } from '../idempotency/idempotency.http.js'
 import { createIdempotentWriter } from '../idempotency/idempotency.service.js'
+import { DUPLICATE_SKUS, type DuplicateSkus } from './import-plan.js'
 import { fileTooLarge, type ImportJobs, type ImportRecord, type KeepImport } from './import-jobs.js'
 
 const PREFIX = '/api/commerce/v1'
@@ -24,6 +25,13 @@ const ImportErrorSchema = Type.Object({
       'validation_failed, duplicate_sku, duplicate_options, duplicate_slug or invalid_csv',
   }),
   message: Type.String(),
+})
+
+const ImportWarningSchema = Type.Object({
+  row: Type.Integer({ description: 'The record as a spreadsheet numbers it: the header is row 1' }),
+  handle: Type.String(),
+  field: Type.Literal('sku'),
+  message: Type.String({ description: 'What was imported otherwise, and why' }),
 })
 
 export const ImportRecordSchema = Type.Object({
@@ -43,6 +51,14 @@ export const ImportRecordSchema = Type.Object({
   rowsFailed: Type.Integer(),
   columnsNotStored: Type.Array(Type.String()),
   errors: Type.Array(ImportErrorSchema, { description: 'The first 1,000' }),
+  warnings: Type.Array(ImportWarningSchema, {
+    description:
+      'The first 1,000 rows imported otherwise than the file says: with duplicate_skus=clear, ' +
+      'a variant imported without its sku, which another product keeps',
+  }),
+  skusCleared: Type.Integer({
+    description: 'Variants imported without their sku (duplicate_skus=clear); 0 without it',
+  }),
   failureReason: Nullable(Type.String()),
   createdAt: Timestamp,
   finishedAt: Nullable(Timestamp),
@@ -58,6 +74,7 @@ const IMPORT_EXAMPLE = {
   variantsUpdated: 0,
   rowsFailed: 1,
   columnsNotStored: ['Variant Inventory Qty', 'SEO Title'],
+  skusCleared: 0,
   errors: [
     {
       row: 17,
@@ -67,6 +84,7 @@ const IMPORT_EXAMPLE = {
       message: 'must be >= 0',
     },
   ],
+  warnings: [],
   failureReason: null,
   createdAt: '2026-11-25T01:15:30.123Z',
   finishedAt: '2026-11-25T01:15:31.456Z',
@@ -77,17 +95,18 @@ const ImportResponse = Type.Object(
   { examples: [{ data: IMPORT_EXAMPLE }] },
 )
 
-const { errors: _errors, ...IMPORT_LIST_EXAMPLE } = IMPORT_EXAMPLE
+const { errors: _errors, warnings: _warnings, ...IMPORT_LIST_EXAMPLE } = IMPORT_EXAMPLE
 
 const ImportPage = Type.Object(
   {
-    data: Type.Array(Type.Omit(ImportRecordSchema, ['errors'])),
+    data: Type.Array(Type.Omit(ImportRecordSchema, ['errors', 'warnings'])),
     nextCursor: Nullable(
       Type.String({ description: 'Pass as cursor for the next page; null on the last' }),
     ),
   },
   {
-    description: "A page of the store's imports, newest first, each without its errors",
+    description:
+      "A page of the store's imports, newest first, each without its errors and warnings",
     examples: [{ data: [IMPORT_LIST_EXAMPLE], nextCursor: null }],
   },
 )
@@ -95,6 +114,20 @@ const ImportPage = Type.Object(
 const ListImportsQuery = Type.Object({
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
   cursor: Type.Optional(Type.String({ description: 'nextCursor of the previous page' })),
+})
+
+const CreateImportQuery = Type.Object({
+  duplicate_skus: Type.Optional(
+    Type.Unsafe<DuplicateSkus>({
+      type: 'string',
+      enum: [...DUPLICATE_SKUS],
+      default: 'fail',
+      description:
+        'A variant whose sku another product (or an earlier row) keeps: fail refuses its ' +
+        'product (duplicate_sku); clear imports the variant without the sku and reports the ' +
+        'row in warnings',
+    }),
+  ),
 })
 
 const CSV_BODY = {
@@ -171,6 +204,7 @@ export function registerImportRoutes(
             '/imports/{id} for its progress). Products are matched by handle, variants by sku ' +
             'then options; nothing is deleted; running the same file again is safe.',
           headers: IdempotencyHeaders,
+          querystring: CreateImportQuery,
           body: CSV_BODY,
           response: withErrors({
             202: ImportResponse,
@@ -186,6 +220,9 @@ export function registerImportRoutes(
         if (!(request.body instanceof Readable)) throw unsupportedType()
         const storeId = principalOf(request).storeId
         const key = request.headers['idempotency-key']
+        const { duplicate_skus: duplicateSkus } = request.query as {
+          duplicate_skus?: DuplicateSkus
+        }
         let replayed = false
         // With an Idempotency-Key the file (by its digest) is the body a retry must repeat,
         // and the import's record is written in the key's transaction, as any write's.
@@ -198,7 +235,8 @@ export function registerImportRoutes(
                   fingerprint: requestFingerprint(
                     'POST',
                     request.url.split('?', 1)[0]!,
-                    fileDigest,
+                    // A retry asks for the same choice too (the default's as before).
+                    duplicateSkus === 'clear' ? `${fileDigest} duplicate_skus=clear` : fileDigest,
                   ),
                 }
                 const answer = await idempotent.run(call, insert)
@@ -206,7 +244,7 @@ export function registerImportRoutes(
                 return (answer.body as { data: ImportRecord }).data
               }
             : undefined
-        const record = await jobs.submit(storeId, request.body, keep)
+        const record = await jobs.submit(storeId, request.body, keep, { duplicateSkus })
         if (replayed) reply.header('idempotent-replayed', 'true')
         reply.code(202)
         return { data: record }

@@ -12,7 +12,8 @@ import { readCsvRecords, type CsvRecord } from './csv-records.js'
 import { DEFAULT_BATCH, writeBatch, type BatchBound } from './import-batches.js'
 import { checkBatch } from './import-dry-run.js'
 import { refusedStrings } from './import-errors.js'
-import { DryRunState } from './import-plan.js'
+import type { ImportWarning } from './import-outcome.js'
+import { DryRunState, ImportSkus, type DuplicateSkus } from './import-plan.js'
 import { mapProduct, type ImportError, type MappedProduct } from './product-mapping.js'
 import { readHeader, type Header } from './shopify-columns.js'
 
@@ -26,6 +27,10 @@ export interface ImportSummary {
   rowsFailed: number
   columnsNotStored: string[]
   errors: ImportError[]
+  /** Rows imported otherwise than the file says (a sku dropped): the first maxErrors. */
+  warnings: ImportWarning[]
+  /** Variants imported without their sku, which another product keeps (all of them). */
+  skusCleared: number
 }
 
 export interface ImportProgress {
@@ -48,6 +53,12 @@ export interface ImportOptions {
    */
   onUnreadable?: (unreadable: { row: number; message: string }) => void
   batch?: Partial<BatchBound>
+  /**
+   * A variant whose sku another product (or an earlier row of its own) keeps: its product
+   * refused (`fail`, the default), or the variant imported without the sku and the row
+   * reported in `warnings` (`clear`).
+   */
+  duplicateSkus?: DuplicateSkus
 }
 
 /** The summary kept of a refused file: one invalid_csv error, nothing else. */
@@ -68,6 +79,8 @@ export function emptySummary(): ImportSummary {
     rowsFailed: 0,
     columnsNotStored: [],
     errors: [],
+    warnings: [],
+    skusCleared: 0,
   }
 }
 
@@ -90,6 +103,7 @@ export async function importCatalog(
   const summary = emptySummary()
   const progress: ImportProgress = { rowsProcessed: 0, bytes: 0 }
   const dry = dryRun ? new DryRunState() : undefined
+  const skus = new ImportSkus(options.duplicateSkus)
   const report = (errors: ImportError[]) => {
     for (const error of errors) if (summary.errors.length < maxErrors) summary.errors.push(error)
   }
@@ -112,8 +126,10 @@ export async function importCatalog(
       // requests waited hundreds of milliseconds during an import).
       await new Promise((resolve) => setImmediate(resolve))
       const outcomes = dry
-        ? await checkBatch(database.kysely, storeId, pending, dry)
-        : await database.write((tx) => writeBatch(tx, storeId, pending, bound), { alone: true })
+        ? await checkBatch(database.kysely, storeId, pending, dry, skus)
+        : await database.write((tx) => writeBatch(tx, storeId, pending, bound, skus), {
+            alone: true,
+          })
       pending.slice(0, outcomes.length).forEach((product, i) => {
         const outcome = outcomes[i]!
         summary.rowsProcessed += product.rows.length
@@ -126,6 +142,10 @@ export async function importCatalog(
           if (outcome.updated) summary.productsUpdated++
           summary.variantsCreated += outcome.variantsCreated
           summary.variantsUpdated += outcome.variantsUpdated
+          summary.skusCleared += outcome.warnings.length
+          for (const warning of outcome.warnings) {
+            if (summary.warnings.length < maxErrors) summary.warnings.push(warning)
+          }
         }
       })
       pending = pending.slice(outcomes.length)

@@ -169,7 +169,7 @@ function strictQuery(schema: QuerySchema, validate: Validate): Validate {
       : types.includes('number')
         ? NUMBER_TEXT
         : undefined
-    return { name, digits, kind: types.includes('integer') ? 'an integer' : 'a number' }
+    return { name, digits, kind: types.includes('integer') ? 'a whole number' : 'a number' }
   })
   const check = ((data: Record<string, unknown>) => {
     const problems: ErrorObject[] = []

@@ -2,7 +2,7 @@ import { Type, type Static, type TSchema } from 'typebox'
 
 /**
  * `schema`, or null. A type list rather than anyOf, so a wrong value gets one clear
- * validation message ("must be number,null").
+ * validation message ("must be a number").
  */
 export function Nullable<T extends TSchema>(schema: T) {
   const { type, enum: allowed, ...rest } = schema as unknown as { type: string; enum?: unknown[] }

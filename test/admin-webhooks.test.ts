@@ -163,7 +163,10 @@ for (const dialect of DIALECTS) {
       await field('product.created').uncheck()
       await field('URL').fill(endpointUrl)
       await button('Add endpoint').click()
-      await page.locator('#endpoint-new-events-error').getByText('fewer than 1').waitFor()
+      await page
+        .locator('#endpoint-new-events-error')
+        .getByText('must not be an empty list')
+        .waitFor()
       const events = await page
         .getByRole('group', { name: 'Events' })
         .getAttribute('aria-describedby')

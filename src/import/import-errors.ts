@@ -83,10 +83,10 @@ function variantProblems(
   for (const { field, message } of problems) {
     const root = field.split('.')[0]!
     if (root === 'options') {
-      // A value's problem is on `options.<name>`; a name's on `options`, as `key "<name>" ...`.
+      // A value's problem is on `options.<name>`; a name's on `options`, as `name "<name>" ...`.
       const slot =
         slots.find((s) => field === `options.${s.name}`) ??
-        slots.find((s) => field === 'options' && message.startsWith(`key "${s.name}" `)) ??
+        slots.find((s) => field === 'options' && message.startsWith(`name "${s.name}" `)) ??
         slots.find((s) => field === 'options' && findRefusedString(s.name) !== undefined)
       const column = !slot ? valuesColumn : field === 'options' ? slot.nameColumn : slot.valueColumn
       found.push({ column, message })

@@ -15,8 +15,8 @@ export const CATALOG_BIN = fileURLToPath(new URL('../dist/cli/main.js', import.m
 /** A first-run or created secret as `catalog` prints it. */
 export const SECRET_PATTERN = /ck_[0-9A-Za-z]{43}/
 
-// Bounds for a process that hangs, not goals of speed: test files run four at a time on a
-// 2-core machine, where a process that starts in a second alone can take ten times that.
+// Bounds for a process that hangs, not goals of speed: on a loaded 2-core machine (several
+// test files or suites at once) a process that starts in a second alone can take ten times that.
 const COMMAND_TIMEOUT_MS = 60_000
 const START_TIMEOUT_MS = 60_000
 const EXIT_TIMEOUT_MS = 30_000

@@ -112,6 +112,30 @@ function namesSnakeCaseFields(schema: FieldsSchema): boolean {
   )
 }
 
+/** A schema's fields with their camelCase spelling where it is another: worked out once. */
+const fieldLists = new WeakMap<FieldsSchema, FieldOfSchema[]>()
+
+interface FieldOfSchema {
+  name: string
+  /** The camelCase spelling, when it differs and is not itself a field. */
+  camel: string | undefined
+  property: FieldsSchema
+}
+
+function fieldsOf(schema: FieldsSchema): FieldOfSchema[] {
+  let fields = fieldLists.get(schema)
+  if (fields === undefined) {
+    const properties = schema.properties ?? {}
+    fields = Object.entries(properties).map(([name, property]) => {
+      const camel = camelCaseOf(name)
+      const distinct = camel !== name && !Object.hasOwn(properties, camel)
+      return { name, camel: distinct ? camel : undefined, property }
+    })
+    fieldLists.set(schema, fields)
+  }
+  return fields
+}
+
 function findCamelCase(
   schema: FieldsSchema,
   data: unknown,
@@ -125,13 +149,8 @@ function findCamelCase(
     return
   }
   const record = data as Record<string, unknown>
-  for (const [name, property] of Object.entries(schema.properties ?? {})) {
-    const camel = camelCaseOf(name)
-    if (
-      camel !== name &&
-      Object.hasOwn(record, camel) &&
-      !Object.hasOwn(schema.properties!, camel)
-    ) {
+  for (const { name, camel, property } of fieldsOf(schema)) {
+    if (camel !== undefined && Object.hasOwn(record, camel)) {
       problems.push({
         instancePath: `${path}/${camel}`,
         schemaPath: '#',

@@ -148,6 +148,31 @@ export async function searchPage(
   after: SortKey | undefined,
   limit: number,
 ): Promise<SearchPage> {
+  const columns = SORT_COLUMNS[request.sort]
+  const result = await searchPageQuery(db, storeId, request, after, limit).execute(db)
+  const rows = result.rows
+  return {
+    rows,
+    keys: rows.map((row) =>
+      columns.map(({ column }) => {
+        const value = row[column]
+        if (column === 'created_at' || column === 'updated_at') return toIso(value as string | Date)
+        if (column === 'price_e4' || column === 'search_group' || column === 'search_score')
+          return Number(value)
+        return value as string
+      }),
+    ),
+  }
+}
+
+/** The statement of searchPage (EXPLAIN reads it too). */
+export function searchPageQuery(
+  db: Executor,
+  storeId: string,
+  request: SearchRequest,
+  after: SortKey | undefined,
+  limit: number,
+): RawBuilder<ProductRow & Record<string, unknown>> {
   const engine = ENGINES[dialectOf(db).name]
   const columns = SORT_COLUMNS[request.sort]
   const ref = (column: SortColumn) => {
@@ -173,25 +198,12 @@ export async function searchPage(
   }
   const keyset = after === undefined ? undefined : afterKey(columns, after, ref)
   const order = columns.map((column) => sql`${ref(column)} ${sql.raw(column.direction)}`)
-  const result = await sql<ProductRow & Record<string, unknown>>`
+  return sql<ProductRow & Record<string, unknown>>`
     select * from (${inner}) r
     ${keyset ? sql`where ${keyset}` : sql``}
     order by ${sql.join(order)}
     limit ${limit}
-  `.execute(db)
-  const rows = result.rows
-  return {
-    rows,
-    keys: rows.map((row) =>
-      columns.map(({ column }) => {
-        const value = row[column]
-        if (column === 'created_at' || column === 'updated_at') return toIso(value as string | Date)
-        if (column === 'price_e4' || column === 'search_group' || column === 'search_score')
-          return Number(value)
-        return value as string
-      }),
-    ),
-  }
+  `
 }
 
 /** Rows after `key` in the order of `columns`: (a > x) or (a = x and b > y) or ... */
@@ -221,22 +233,32 @@ export async function facetCounts(
   name: string,
   source: FacetSource,
 ): Promise<FacetCount[]> {
+  const result = await facetQuery(db, storeId, request, name, source).execute(db)
+  return result.rows.map((row) => ({ value: row.value, count: Number(row.count) }))
+}
+
+/** The statement of facetCounts (EXPLAIN reads it too). */
+export function facetQuery(
+  db: Executor,
+  storeId: string,
+  request: SearchRequest,
+  name: string,
+  source: FacetSource,
+): RawBuilder<{ value: string; count: number | string }> {
   const where = conditions(db, storeId, request, { exceptFacet: name })
-  const result =
-    'column' in source
-      ? await sql<{ value: string; count: number | string }>`
+  return 'column' in source
+    ? sql<{ value: string; count: number | string }>`
           select ${sql.ref(source.column)} as value, count(*) as count
           from products p
           where ${sql.join(where, sql` and `)} and ${sql.ref(source.column)} is not null
-          group by ${sql.ref(source.column)}`.execute(db)
-      : await sql<{ value: string; count: number | string }>`
+          group by ${sql.ref(source.column)}`
+    : sql<{ value: string; count: number | string }>`
           select min(f.value) as value, count(*) as count
           from search_facets f
           join products p on p.store_id = f.store_id and p.id = f.product_id
           where f.store_id = ${storeId} and f.kind = ${source.kind} and f.name_key = ${source.nameKey}
             and ${sql.join(where, sql` and `)}
-          group by f.value_key`.execute(db)
-  return result.rows.map((row) => ({ value: row.value, count: Number(row.count) }))
+          group by f.value_key`
 }
 
 /** The lowest and highest price (ten-thousandths) of the request's products but its price bounds. */

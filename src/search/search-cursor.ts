@@ -24,7 +24,8 @@ export function decodeListCursor(cursor: string, sort: Sort, binding: unknown): 
   }
   if (Array.isArray(value) && value[0] === sort && value[1] === digest(binding)) {
     const key = value.slice(2) as unknown[]
-    if (validKey(sort, key)) return key
+    // Only the very text this service wrote: no padding, trailing bits or other spelling.
+    if (validKey(sort, key) && encodeListCursor(sort, binding, key) === cursor) return key
   }
   throw validationFailed([
     {
@@ -34,8 +35,13 @@ export function decodeListCursor(cursor: string, sort: Sort, binding: unknown): 
   ])
 }
 
-const TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/
-const isTime = (value: unknown) => typeof value === 'string' && TIMESTAMP.test(value)
+/** A time as the service writes it: years 1970 to 9999, milliseconds, UTC. */
+const TIMESTAMP = /^(19[7-9]\d|[2-9]\d{3})-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/
+const isTime = (value: unknown) =>
+  typeof value === 'string' &&
+  TIMESTAMP.test(value) &&
+  !Number.isNaN(Date.parse(value)) &&
+  new Date(value).toISOString() === value
 const isId = (value: unknown) => typeof value === 'string' && isUuid(value)
 const isNumber = (value: unknown) => typeof value === 'number' && Number.isFinite(value)
 

@@ -314,3 +314,18 @@ describeEachDialect('GET /products sorts and paging', (dialect) => {
     assert.equal((await names(api, 'q=blue%20mug'))[0], 'Blue mug')
   })
 })
+
+describeEachDialect('GET /products?q= in any script', (dialect) => {
+  it('a q whose letters have no ASCII spelling matches nothing, in every sort and with facets', async (t) => {
+    const api = await buildTestApi(t, dialect)
+    await api.createProduct({ name: 'Tablet' })
+    for (const query of [
+      'q=%F0%92%80%80',
+      'q=%F0%92%80%80&sort=name',
+      'q=%F0%92%80%80&facets=vendor,price',
+    ]) {
+      const page = await body(api, query)
+      assert.deepEqual(page.data, [], query)
+    }
+  })
+})

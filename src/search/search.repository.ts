@@ -148,6 +148,8 @@ export async function searchPage(
   after: SortKey | undefined,
   limit: number,
 ): Promise<SearchPage> {
+  // A q whose words all fold away (a script any-ascii has no spelling for) matches nothing.
+  if (request.q?.words.length === 0) return { rows: [], keys: [] }
   const columns = SORT_COLUMNS[request.sort]
   const result = await searchPageQuery(db, storeId, request, after, limit).execute(db)
   const rows = result.rows

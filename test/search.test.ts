@@ -329,3 +329,27 @@ describeEachDialect('GET /products?q= in any script', (dialect) => {
     }
   })
 })
+
+describeEachDialect('search documents under concurrent writes', (dialect) => {
+  it('of writes to one product at once, the document holds every change', async (t) => {
+    const api = await buildTestApi(t, dialect)
+    const product = await api.createProduct({ name: 'Shared' })
+    const variants: Json[] = []
+    for (let i = 0; i < 6; i++) {
+      variants.push(await addVariant(api, product.id, { name: `v${i}`, options: { n: String(i) } }))
+    }
+    const answers = await Promise.all([
+      ...variants.map((variant, i) =>
+        api.patch(`/products/${product.id}/variants/${variant.id}`, { sku: `CONC-${i}` }),
+      ),
+      api.patch(`/products/${product.id}`, { description: 'concurrently' }),
+      addVariant(api, product.id, { name: 'late', sku: 'CONC-LATE', options: { n: 'late' } }),
+    ])
+    for (const answer of answers.slice(0, 7)) {
+      assert.equal((answer as { statusCode: number }).statusCode, 200)
+    }
+    for (const text of ['CONC-0', 'CONC-3', 'CONC-5', 'concurrently', 'CONC-LATE']) {
+      assert.deepEqual(await names(api, `q=${q(text)}`), ['Shared'], text)
+    }
+  })
+})

@@ -324,7 +324,7 @@ async function main() {
     : process.env.BENCH_POSTGRES_URL
       ? ['sqlite', 'postgres']
       : ['sqlite']
-  const runs = short ? 20 : 200
+  const runs = Number(arg('runs') ?? (short ? 20 : 200))
   for (const dialect of dialects) {
     const { url, drop } = await openDatabase(dialect)
     try {

@@ -23,7 +23,7 @@ export async function up(db: Kysely<any>): Promise<void> {
   await sql`
     create virtual table product_search_fts using fts5(
       name_words, other_words,
-      content = '', contentless_delete = 1, tokenize = 'unicode61', prefix = '2 3'
+      content = '', contentless_delete = 1, tokenize = 'unicode61', prefix = '1 2 3'
     )
   `.execute(db)
   await sql`

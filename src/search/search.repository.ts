@@ -208,7 +208,11 @@ export function searchPageQuery(
   `
 }
 
-/** Rows after `key` in the order of `columns`: (a > x) or (a = x and b > y) or ... */
+/**
+ * Rows after `key` in the order of `columns`: (a > x) or (a = x and b > y) or ..., with the
+ * first column's bound (a >= x) given on its own too, so that an index on it starts its range
+ * there instead of reading every row before the page.
+ */
 function afterKey(
   columns: SortColumn[],
   key: SortKey,
@@ -219,7 +223,9 @@ function afterKey(
     const beyond = sql`${ref(column)} ${sql.raw(column.direction === 'asc' ? '>' : '<')} ${key[i]}`
     return sql`(${sql.join([...equal, beyond], sql` and `)})`
   })
-  return sql<boolean>`(${sql.join(arms, sql` or `)})`
+  const first = columns[0]!
+  const bound = sql`${ref(first)} ${sql.raw(first.direction === 'asc' ? '>=' : '<=')} ${key[0]}`
+  return sql<boolean>`${bound} and (${sql.join(arms, sql` or `)})`
 }
 
 export interface FacetCount {

@@ -29,7 +29,7 @@ import { normalizeImages, tagKey, tagKeysJson, uniqueTags } from './record-field
 import { slugify } from './slug.js'
 import { checkTransition, statusesBarredFrom } from './transitions.js'
 import { findProductWithVariants } from './variant.repository.js'
-import { withSearchDocuments } from '../search/search-documents.js'
+import { withNewProductDocument, withSearchDocuments } from '../search/search-documents.js'
 
 // The list moved to search (src/search/search.service.ts); its callers import it from here too.
 export { listProducts } from '../search/search.service.js'
@@ -77,9 +77,9 @@ export function createProductWork(
   input: CreateProductInput,
   slug?: string,
 ): Work<Product> {
-  return withSearchDocuments(
+  return withNewProductDocument(
     storeId,
-    (product) => [product.id],
+    (product) => ({ ...product, product_type: product.productType }),
     (db) => createProductIn(db, storeId, input, slug),
   )
 }

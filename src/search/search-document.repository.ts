@@ -83,12 +83,16 @@ export async function refreshSearchDocuments(
   await writeSearchDocuments(db, storeId, ids, documents)
 }
 
-/** Replaces the documents of `ids` by `documents` (those of ids without one are removed). */
+/**
+ * Replaces the documents of `ids` by `documents` (those of ids without one are removed).
+ * `fresh`: the products are new, with nothing to replace (a create).
+ */
 export async function writeSearchDocuments(
   db: Executor,
   storeId: string,
   ids: readonly string[],
   documents: readonly SearchDocument[],
+  fresh = false,
 ): Promise<void> {
   const kept = new Set(documents.map((document) => document.productId))
   const gone = ids.filter((id) => !kept.has(id))
@@ -99,11 +103,13 @@ export async function writeSearchDocuments(
       .where(inList(db, 'product_id', 'uuid', gone))
       .execute()
   }
-  await db
-    .deleteFrom('search_facets')
-    .where('store_id', '=', storeId)
-    .where(inList(db, 'product_id', 'uuid', ids))
-    .execute()
+  if (!fresh) {
+    await db
+      .deleteFrom('search_facets')
+      .where('store_id', '=', storeId)
+      .where(inList(db, 'product_id', 'uuid', ids))
+      .execute()
+  }
   for (const piece of inPieces(documents, 6)) {
     await db
       .insertInto('product_search')

@@ -1,3 +1,4 @@
+import { keepingMemberships, leaveEveryCollection } from '../collections/membership.js'
 import { inTransaction, type Database } from '../db/database.js'
 import { violatedUniqueConstraint } from '../db/driver-errors.js'
 import type { Executor, ProductRow } from '../db/schema.js'
@@ -77,7 +78,11 @@ export function createProductWork(
   input: CreateProductInput,
   slug?: string,
 ): Work<Product> {
-  return (db) => createProductIn(db, storeId, input, slug)
+  return keepingMemberships(
+    storeId,
+    (db) => createProductIn(db, storeId, input, slug),
+    (product) => product.id,
+  )
 }
 
 /**
@@ -155,6 +160,15 @@ async function createProductIn(
  * answers why, or makes the change if another write got in between.
  */
 export function updateProductWork(
+  storeId: string,
+  id: string,
+  patch: UpdateProductInput,
+  ifMatch: string | undefined,
+): Work<Product> {
+  return keepingMemberships(storeId, updateProductUnit(storeId, id, patch, ifMatch), (p) => p.id)
+}
+
+function updateProductUnit(
   storeId: string,
   id: string,
   patch: UpdateProductInput,
@@ -294,12 +308,17 @@ export function deleteProductWork(
   id: string,
   ifMatch: string | undefined,
 ): Work<Deleted> {
-  return async (db) => {
-    const row = await lockProduct(db, storeId, id, ifMatch)
-    await deleteProductRow(db, storeId, row.id)
-    await appendEvent(db, storeId, { type: 'product.deleted', object: row })
-    return { id: row.id, deleted: true }
-  }
+  return keepingMemberships(
+    storeId,
+    async (db) => {
+      const row = await lockProduct(db, storeId, id, ifMatch)
+      await leaveEveryCollection(db, storeId, row.id)
+      await deleteProductRow(db, storeId, row.id)
+      await appendEvent(db, storeId, { type: 'product.deleted', object: row })
+      return { id: row.id, deleted: true }
+    },
+    () => undefined,
+  )
 }
 
 /**

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto'
+import { keepingMemberships } from '../collections/membership.js'
 import { inTransaction, isPostgres, type Database } from '../db/database.js'
 import { violatedUniqueConstraint } from '../db/driver-errors.js'
 import type { Executor } from '../db/schema.js'
@@ -48,10 +49,14 @@ export function addVariantWork(
   productId: string,
   input: CreateVariantInput,
 ): Work<Variant> {
-  return async (db) => {
-    if (!isUuid(productId)) throw productNotFound()
-    return addVariantIn(db, storeId, productId.toLowerCase(), input)
-  }
+  return keepingMemberships(
+    storeId,
+    async (db) => {
+      if (!isUuid(productId)) throw productNotFound()
+      return addVariantIn(db, storeId, productId.toLowerCase(), input)
+    },
+    (variant) => variant.productId,
+  )
 }
 
 /**
@@ -113,6 +118,20 @@ async function addVariantIn(
  * path finds out why and answers it.
  */
 export function updateVariantWork(
+  storeId: string,
+  productId: string,
+  variantId: string,
+  patch: UpdateVariantInput,
+  ifMatch: string | undefined,
+): Work<Variant> {
+  return keepingMemberships(
+    storeId,
+    updateVariantUnit(storeId, productId, variantId, patch, ifMatch),
+    (variant) => variant.productId,
+  )
+}
+
+function updateVariantUnit(
   storeId: string,
   productId: string,
   variantId: string,
@@ -249,13 +268,19 @@ export function deleteVariantWork(
   variantId: string,
   ifMatch: string | undefined,
 ): Work<Deleted> {
-  return async (db) => {
-    const { product, current } = await lockVariant(db, storeId, productId, variantId, ifMatch)
-    await deleteVariantRow(db, storeId, current.id)
-    await touchProductForVariants(db, storeId, product, nowIso())
-    await appendEvent(db, storeId, { type: 'variant.deleted', object: current })
-    return { id: current.id, deleted: true }
-  }
+  let product: string | undefined
+  return keepingMemberships(
+    storeId,
+    async (db) => {
+      const locked = await lockVariant(db, storeId, productId, variantId, ifMatch)
+      product = locked.product
+      await deleteVariantRow(db, storeId, locked.current.id)
+      await touchProductForVariants(db, storeId, locked.product, nowIso())
+      await appendEvent(db, storeId, { type: 'variant.deleted', object: locked.current })
+      return { id: locked.current.id, deleted: true }
+    },
+    () => product,
+  )
 }
 
 /** The product (locked) and the variant a write is about: 404, then 412, as the contract orders. */

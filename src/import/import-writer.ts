@@ -11,6 +11,7 @@ import { createProductWork, newProductRow, updateProductWork } from '../catalog/
 import { tagKeysJson, uniqueTags } from '../catalog/record-fields.js'
 import { insertVariantRows } from '../catalog/variant.repository.js'
 import { addVariantWork, newVariantFields, updateVariantWork } from '../catalog/variant.service.js'
+import { lockRulesForProductWrites, refreshMemberships } from '../collections/membership.js'
 import type { DB, Executor, NewVariantRow } from '../db/schema.js'
 import { newId, nowIso } from '../db/values.js'
 import { insertEvents, type NewEvent } from '../events/event.repository.js'
@@ -134,7 +135,13 @@ export async function insertNewProducts(
       tagKeys: JSON.parse(tagKeysJson(tags)) as string[],
     })
   }
+  await lockRulesForProductWrites(tx, storeId)
   await insertProductsSetByHand(tx, storeId, products)
   await insertVariantRows(tx, variants)
   await insertEvents(tx, events)
+  await refreshMemberships(
+    tx,
+    storeId,
+    products.map(({ row }) => row.id),
+  )
 }

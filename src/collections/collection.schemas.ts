@@ -141,7 +141,10 @@ export const CollectionPage = Type.Object(
       Type.String({ description: 'Pass as cursor for the next page; null on the last' }),
     ),
   },
-  { description: 'A page of collections, newest first' },
+  {
+    description: 'A page of collections, newest first',
+    examples: [{ data: [COLLECTION_EXAMPLE], nextCursor: null }],
+  },
 )
 
 const QueryText = (description: string) =>
@@ -161,21 +164,27 @@ export const ListCollectionProductsQuery = Type.Object({
 })
 export type ListCollectionProductsQuery = Static<typeof ListCollectionProductsQuery>
 
-export const AddProductsBody = Type.Object({
-  product_ids: Type.Array(
-    Type.Unsafe<unknown>({ description: 'A product id of the store (UUID)' }),
-    { minItems: 1, maxItems: MAX_ADDED_PRODUCTS },
-  ),
-})
+export const AddProductsBody = Type.Object(
+  {
+    product_ids: Type.Array(
+      Type.Unsafe<unknown>({ description: 'A product id of the store (UUID)' }),
+      { minItems: 1, maxItems: MAX_ADDED_PRODUCTS },
+    ),
+  },
+  { examples: [{ product_ids: ['019aa9a4-6f2e-7c41-9b0d-3f5e2a8c1d70'] }] },
+)
 export type AddProductsInput = Static<typeof AddProductsBody>
 
-export const MoveProductBody = Type.Object({
-  position: Type.Integer({
-    minimum: 1,
-    maximum: 2_147_483_647,
-    description: '1 is first; past the last, the product goes last',
-  }),
-})
+export const MoveProductBody = Type.Object(
+  {
+    position: Type.Integer({
+      minimum: 1,
+      maximum: 2_147_483_647,
+      description: '1 is first; past the last, the product goes last',
+    }),
+  },
+  { examples: [{ position: 1 }] },
+)
 export type MoveProductInput = Static<typeof MoveProductBody>
 
 export const CollectionIdParams = Type.Object({

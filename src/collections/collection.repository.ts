@@ -1,6 +1,7 @@
 import { sql } from 'kysely'
 import { dialectOf } from '../db/dialect.js'
 import { precompiled } from '../db/precompiled.js'
+import { newId } from '../db/values.js'
 import type { CollectionRow, CollectionTable, Executor } from '../db/schema.js'
 import type { Insertable } from 'kysely'
 
@@ -171,4 +172,25 @@ const memberCount = precompiled((db: Executor, storeId: string, id: string) =>
 export async function countMembers(db: Executor, storeId: string, id: string): Promise<number> {
   const [row] = await memberCount(db, storeId, id)
   return Number(row?.count ?? 0)
+}
+
+const rulesToken = precompiled((db: Executor, storeId: string) =>
+  db.selectFrom('collection_rules_tokens').select('token').where('store_id', '=', storeId),
+)
+
+/** The store's rules token: undefined while it never had a smart collection. */
+export async function findRulesToken(db: Executor, storeId: string): Promise<string | undefined> {
+  const [row] = await rulesToken(db, storeId)
+  return row?.token
+}
+
+/** Gives the store's smart rules a new token: call it with every change of them. */
+export async function renewRulesToken(db: Executor, storeId: string): Promise<void> {
+  await db
+    .insertInto('collection_rules_tokens')
+    .values({ store_id: storeId, token: newId() })
+    .onConflict((oc) =>
+      oc.column('store_id').doUpdateSet((eb) => ({ token: eb.ref('excluded.token') })),
+    )
+    .execute()
 }

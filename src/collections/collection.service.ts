@@ -31,7 +31,7 @@ import {
   type SortOrder,
   type UpdateCollectionInput,
 } from './collection.schemas.js'
-import { applyRules, lockForRulesChange } from './membership.js'
+import { applyRules, lockForRulesChange, rulesChanged } from './membership.js'
 import { checkRules, type Rule } from './rules.js'
 
 /** Collections: create, read, list, PATCH and DELETE, with their rules and handles. */
@@ -110,7 +110,10 @@ export function createCollectionWork(
         if (violatedUniqueConstraint(error) === 'collections_handle_key') throw duplicateHandle()
         throw error
       }
-      if (rules !== null) await applyRules(tx, storeId, { id: row.id, rules, disjunctive })
+      if (rules !== null) {
+        await rulesChanged(tx, storeId)
+        await applyRules(tx, storeId, { id: row.id, rules, disjunctive })
+      }
       const stored = (await findCollection(tx, storeId, row.id))!
       const record = await collectionRecord(tx, stored)
       await appendEvent(tx, storeId, {
@@ -219,6 +222,7 @@ export function updateCollectionWork(
         throw error
       }
       if (rules !== null && (!sameRules || next.disjunctive !== Boolean(row.disjunctive))) {
+        await rulesChanged(tx, storeId)
         await applyRules(tx, storeId, { id: row.id, rules, disjunctive: next.disjunctive })
       }
       const record = await collectionRecord(tx, updated)
@@ -240,8 +244,11 @@ export function deleteCollectionWork(
 ): Work<Deleted> {
   return (db) =>
     inTransaction(db, async (tx) => {
+      // A product write evaluating this collection's rules must not outlive it.
+      await lockForRulesChange(tx, storeId)
       const row = await lockCollection(tx, storeId, id, ifMatch)
       const count = await countMembers(tx, storeId, row.id)
+      if (row.kind === 'smart') await rulesChanged(tx, storeId)
       await deleteCollectionRow(tx, storeId, row.id)
       await appendEvent(tx, storeId, {
         type: 'collection.deleted',

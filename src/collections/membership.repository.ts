@@ -108,6 +108,7 @@ export async function findVariantOptions(
   storeId: string,
   productIds: readonly string[],
 ): Promise<{ product_id: string; options: string | Record<string, string> }[]> {
+  if (productIds.length === 1) return variantOptionsOfOne(db, storeId, productIds[0]!)
   return db
     .selectFrom('variants')
     .select(['product_id', 'options'])
@@ -115,6 +116,14 @@ export async function findVariantOptions(
     .where(dialectOf(db).inList('product_id', 'uuid', productIds))
     .execute()
 }
+
+const variantOptionsOfOne = precompiled((db: Executor, storeId: string, productId: string) =>
+  db
+    .selectFrom('variants')
+    .select(['product_id', 'options'])
+    .where('store_id', '=', storeId)
+    .where('product_id', '=', productId),
+)
 
 /** A product's membership in one collection, with the keys its row copies. */
 export interface MembershipRow {

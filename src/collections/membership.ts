@@ -2,10 +2,12 @@ import type { Transaction } from 'kysely'
 import { dialectOf } from '../db/dialect.js'
 import { inTransaction } from '../db/transactions.js'
 import type { DB, Executor, ProductRow } from '../db/schema.js'
-import { appendEvent } from '../events/outbox.js'
+import { appendEvent, appendEvents, eventRow, pendingEvent } from '../events/outbox.js'
 import {
+  findRulesToken,
   findSmartCollections,
   lockStoreRules,
+  renewRulesToken,
   type SmartCollectionRow,
 } from './collection.repository.js'
 import {
@@ -21,7 +23,7 @@ import {
   updateMemberKeys,
   type MemberKeys,
 } from './membership.repository.js'
-import { matches, readsOptions, rulesSql, type ProductFacts, type Rule } from './rules.js'
+import { compileRules, readsOptions, rulesSql, type ProductFacts, type Rule } from './rules.js'
 
 /**
  * Memberships exact at commit. Every write of a product or a variant runs through
@@ -39,9 +41,16 @@ export interface SmartRules {
   disjunctive: boolean
 }
 
-export function parseSmart(row: SmartCollectionRow): SmartRules {
-  const rules = typeof row.rules === 'string' ? JSON.parse(row.rules) : row.rules
-  return { id: row.id, rules: (rules ?? []) as Rule[], disjunctive: Boolean(row.disjunctive) }
+/** A smart collection as product writes evaluate it: its rules compiled to one test. */
+interface SmartTest extends SmartRules {
+  test: (facts: ProductFacts) => boolean
+}
+
+function parseSmart(row: SmartCollectionRow): SmartTest {
+  const parsed = typeof row.rules === 'string' ? JSON.parse(row.rules) : row.rules
+  const rules = (parsed ?? []) as Rule[]
+  const disjunctive = Boolean(row.disjunctive)
+  return { id: row.id, rules, disjunctive, test: compileRules(rules, disjunctive) }
 }
 
 /**
@@ -79,8 +88,8 @@ export async function refreshMemberships(
   productIds: readonly string[],
 ): Promise<void> {
   if (productIds.length === 0) return
-  const [smartRows, products, memberships] = await Promise.all([
-    findSmartCollections(db, storeId),
+  const [smart, products, memberships] = await Promise.all([
+    smartRulesOf(db, storeId),
     findProductRows(db, storeId, productIds),
     findMemberships(db, storeId, productIds),
   ])
@@ -93,8 +102,7 @@ export async function refreshMemberships(
     if (m.kind === 'smart') have.add(`${m.collection_id} ${m.product_id}`)
   }
   for (const id of stale) await updateMemberKeys(db, storeId, keysOf.get(id)!)
-  if (smartRows.length === 0) return
-  const smart = smartRows.map(parseSmart)
+  if (smart.length === 0) return
   const facts = await productFacts(db, storeId, products, smart)
   const added = new Map<string, string[]>()
   const removed = new Map<string, string[]>()
@@ -103,7 +111,7 @@ export async function refreshMemberships(
   for (const product of products) {
     const productFacts = facts.get(product.id)!
     for (const collection of smart) {
-      const wanted = matches(collection.rules, collection.disjunctive, productFacts)
+      const wanted = collection.test(productFacts)
       const isIn = have.has(`${collection.id} ${product.id}`)
       if (wanted && !isIn) push(added, collection.id, product.id)
       if (!wanted && isIn) push(removed, collection.id, product.id)
@@ -117,15 +125,43 @@ export async function refreshMemberships(
     ),
   )
   for (const [collectionId, ids] of removed) await deleteMembers(db, storeId, collectionId, ids)
-  for (const collection of smart) {
-    await appendMembersChanged(
-      db,
-      storeId,
-      collection.id,
-      added.get(collection.id) ?? [],
-      removed.get(collection.id) ?? [],
-    )
-  }
+  const changed = smart.filter(({ id }) => added.has(id) || removed.has(id))
+  if (changed.length === 0) return
+  await appendEvents(
+    db,
+    changed.map(({ id }) =>
+      eventRow(storeId, pendingEvent('collection.products_changed'), {
+        collectionId: id,
+        added: added.get(id) ?? [],
+        removed: removed.get(id) ?? [],
+      }),
+    ),
+  )
+}
+
+/** Parsed rules by rules token: at most this many tokens are kept. */
+const RULES_CACHE_SIZE = 64
+const rulesCache = new Map<string, SmartTest[]>()
+
+/**
+ * Every smart collection of the store with its rules: one query of a token, and the rules
+ * themselves only when that token is not cached yet (the token is renewed by every change of
+ * them, under the store's rules lock, which the caller holds).
+ */
+async function smartRulesOf(db: Executor, storeId: string): Promise<SmartTest[]> {
+  const token = await findRulesToken(db, storeId)
+  if (token === undefined) return []
+  const cached = rulesCache.get(token)
+  if (cached) return cached
+  const smart = (await findSmartCollections(db, storeId)).map(parseSmart)
+  if (rulesCache.size >= RULES_CACHE_SIZE) rulesCache.delete(rulesCache.keys().next().value!)
+  rulesCache.set(token, smart)
+  return smart
+}
+
+/** Marks the store's smart rules changed (a create, a rules change, a delete of a smart one). */
+export async function rulesChanged(db: Executor, storeId: string): Promise<void> {
+  await renewRulesToken(db, storeId)
 }
 
 function sameKeys(keys: MemberKeys, row: { name_key: string; price_e4: unknown; status: string }) {

@@ -157,29 +157,44 @@ export function readsOptions(rules: readonly Rule[]): boolean {
   return rules.some((rule) => rule.field.startsWith(OPTION_PREFIX))
 }
 
-/** Whether a product's facts match a collection's rules: all of them, or any when disjunctive. */
-export function matches(rules: readonly Rule[], disjunctive: boolean, facts: ProductFacts) {
+/**
+ * Whether a product's facts match a collection's rules (all of them, or any when
+ * disjunctive), as one test of a product's facts, their values lowercased once: a product write
+ * evaluates every smart collection of its store, so each test costs a few comparisons.
+ */
+export function compileRules(
+  rules: readonly Rule[],
+  disjunctive: boolean,
+): (facts: ProductFacts) => boolean {
+  const tests = rules.map(compileRule)
   return disjunctive
-    ? rules.some((rule) => holds(rule, facts))
-    : rules.every((rule) => holds(rule, facts))
+    ? (facts) => tests.some((test) => test(facts))
+    : (facts) => tests.every((test) => test(facts))
 }
 
-function holds(rule: Rule, facts: ProductFacts): boolean {
+function compileRule(rule: Rule): (facts: ProductFacts) => boolean {
   const { field, relation, value } = rule
   if (field === 'price') {
     const bound = priceE4(value as number)
-    if (relation === 'equals') return facts.priceE4 === bound
-    return relation === 'greater_than' ? facts.priceE4 > bound : facts.priceE4 < bound
+    if (relation === 'equals') return (facts) => facts.priceE4 === bound
+    return relation === 'greater_than'
+      ? (facts) => facts.priceE4 > bound
+      : (facts) => facts.priceE4 < bound
   }
   const text = lower(String(value))
-  if (field === 'status') return (facts.status === text) === (relation === 'equals')
-  if (field === 'tag') return facts.tags.has(text) === (relation === 'equals')
+  const positive = relation === 'equals'
+  if (field === 'status') return (facts) => (facts.status === text) === positive
+  if (field === 'tag') return (facts) => facts.tags.has(text) === positive
   if (field.startsWith(OPTION_PREFIX)) {
-    return facts.options.has(`${lower(field.slice(OPTION_PREFIX.length))}\u0000${text}`)
+    const key = `${lower(field.slice(OPTION_PREFIX.length))}\u0000${text}`
+    return (facts) => facts.options.has(key)
   }
-  const stored = textOf(field as TextField, facts)
-  const found = stored !== null && textHolds(relation, lower(stored), text)
-  return relation.startsWith('not_') ? !found : found
+  const negated = relation.startsWith('not_')
+  return (facts) => {
+    const stored = textOf(field as TextField, facts)
+    const found = stored !== null && textHolds(relation, lower(stored), text)
+    return negated ? !found : found
+  }
 }
 
 function textOf(field: TextField, facts: ProductFacts): string | null {

@@ -258,9 +258,19 @@ export interface CollectionProductTable {
   status: string
 }
 
+/**
+ * Per store, a token renewed by every change of a smart collection's rules (create, PATCH of
+ * its rules, delete): the rules read under one token are the same, so they can be cached.
+ */
+export interface CollectionRulesTokenTable {
+  store_id: string
+  token: string
+}
+
 export interface DB {
   api_keys: ApiKeyTable
   collection_handle_counters: SlugCounterTable
+  collection_rules_tokens: CollectionRulesTokenTable
   collection_products: CollectionProductTable
   collections: CollectionTable
   event_pruning: EventPruningTable

@@ -4,7 +4,8 @@ import { sql, type Kysely } from 'kysely'
  * Part 4's collections: the collections, their handles' counters (as products' slugs have),
  * and their members. A member row copies the product's sort keys (creation time, lowercased
  * name, price) and status, so that each sort order of a collection's products is one range
- * scan of an index of its own, whatever the page.
+ * scan of an index of its own, whatever the page. A store's rules token changes with every
+ * change of its smart collections' rules: product writes cache the rules by it.
  */
 export async function up(db: Kysely<any>): Promise<void> {
   await sql`
@@ -33,6 +34,12 @@ export async function up(db: Kysely<any>): Promise<void> {
   await sql`create index collections_smart on collections (store_id) where kind = 'smart'`.execute(
     db,
   )
+  await sql`
+    create table collection_rules_tokens (
+      store_id text primary key,
+      token text not null
+    ) strict, without rowid
+  `.execute(db)
   await sql`
     create table collection_handle_counters (
       store_id text not null,
@@ -85,5 +92,6 @@ const SORT_INDEXES = [
 export async function down(db: Kysely<any>): Promise<void> {
   await sql`drop table collection_products`.execute(db)
   await sql`drop table collection_handle_counters`.execute(db)
+  await sql`drop table collection_rules_tokens`.execute(db)
   await sql`drop table collections`.execute(db)
 }

@@ -14,7 +14,7 @@ import { addVariantWork, newVariantFields, updateVariantWork } from '../catalog/
 import { lockRulesForProductWrites, refreshMemberships } from '../collections/membership.js'
 import type { DB, Executor, NewVariantRow } from '../db/schema.js'
 import { newId, nowIso } from '../db/values.js'
-import { insertEvents, type NewEvent } from '../events/event.repository.js'
+import { appendEvents as insertEvents, type NewEvent } from '../events/outbox.js'
 import { refusal } from './import-errors.js'
 import { failed, type Outcome } from './import-outcome.js'
 import type { ProductPlan } from './import-plan.js'

@@ -3421,6 +3421,33 @@ export interface operations {
           [name: string]: unknown
         }
         content: {
+          /**
+           * @example {
+           *       "data": [
+           *         {
+           *           "id": "019ab0c4-1f2e-7c41-9b0d-3f5e2a8c1d70",
+           *           "title": "Under 20",
+           *           "handle": "under-20",
+           *           "description": null,
+           *           "kind": "smart",
+           *           "rules": [
+           *             {
+           *               "field": "price",
+           *               "relation": "less_than",
+           *               "value": 20
+           *             }
+           *           ],
+           *           "disjunctive": false,
+           *           "sortOrder": "price",
+           *           "productsCount": 42,
+           *           "version": 1,
+           *           "createdAt": "2026-11-30T10:15:30.123Z",
+           *           "updatedAt": "2026-11-30T10:15:30.123Z"
+           *         }
+           *       ],
+           *       "nextCursor": null
+           *     }
+           */
           'application/json': {
             data: {
               /** Format: uuid */
@@ -4700,6 +4727,13 @@ export interface operations {
     }
     requestBody: {
       content: {
+        /**
+         * @example {
+         *       "product_ids": [
+         *         "019aa9a4-6f2e-7c41-9b0d-3f5e2a8c1d70"
+         *       ]
+         *     }
+         */
         'application/json': {
           product_ids: unknown[]
         }
@@ -5194,10 +5228,20 @@ export interface operations {
     }
     requestBody: {
       content: {
+        /**
+         * @example {
+         *       "position": 1
+         *     }
+         */
         'application/json': {
           /** @description 1 is first; past the last, the product goes last */
           position: number
         }
+        /**
+         * @example {
+         *       "position": 1
+         *     }
+         */
         'application/merge-patch+json': {
           /** @description 1 is first; past the last, the product goes last */
           position: number

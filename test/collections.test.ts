@@ -501,6 +501,19 @@ describeEachDialect('collections', (dialect) => {
     expectError(stale, 412, 'precondition_failed')
   })
 
+  it('webhook endpoints subscribe to the collection events', async (t) => {
+    const api = await buildTestApi(t, dialect, { webhooks: { allowPrivate: true } })
+    const events = [
+      'collection.created',
+      'collection.updated',
+      'collection.deleted',
+      'collection.products_changed',
+    ]
+    const res = await api.post('/webhook-endpoints', { url: 'https://hooks.example.com/c', events })
+    assert.equal(res.statusCode, 200, res.body)
+    assert.deepEqual(res.json().data.events, events)
+  })
+
   it('replays a create with its Idempotency-Key', async (t) => {
     const api = await buildTestApi(t, dialect)
     const send = () =>

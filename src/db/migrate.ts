@@ -35,6 +35,7 @@ import * as postgresSearch from './migrations/postgres/2026-11-30T00-search.js'
 import * as sqliteSearch from './migrations/sqlite/2026-11-30T00-search.js'
 import * as postgresCollections from './migrations/postgres/2026-11-30T02-collections.js'
 import * as sqliteCollections from './migrations/sqlite/2026-11-30T02-collections.js'
+import * as postgresCollectionRulesState from './migrations/postgres/2026-11-30T03-collection-rules-state.js'
 
 /** Each dialect's migrations, by name; names sort in the order they are applied. */
 const MIGRATIONS: Record<Dialect, Record<string, Migration>> = {
@@ -77,6 +78,8 @@ const MIGRATIONS: Record<Dialect, Record<string, Migration>> = {
     '2026-11-29T01-import-warnings': postgresImportWarnings,
     '2026-11-30T00-search': postgresSearch,
     '2026-11-30T02-collections': postgresCollections,
+    // PostgreSQL only: SQLite runs one write at a time and takes no lock.
+    '2026-11-30T03-collection-rules-state': postgresCollectionRulesState,
   },
 }
 

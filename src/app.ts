@@ -10,7 +10,8 @@ import Fastify, {
 import { registerAdminRoutes } from './admin/admin.routes.js'
 import { registerAuth } from './auth/auth.hook.js'
 import { registerMeRoute } from './auth/me.routes.js'
-import { PREFIX, registerCatalogRoutes } from './catalog/catalog.routes.js'
+import { registerMetafieldDefinitionRoutes } from './attributes/metafield-definition.routes.js'
+import { createWriteRunner, PREFIX, registerCatalogRoutes } from './catalog/catalog.routes.js'
 import type { Database } from './db/database.js'
 import { AppError } from './errors.js'
 import { registerEventRoutes } from './events/event.routes.js'
@@ -239,6 +240,11 @@ export function buildApp(options: AppOptions): FastifyInstance {
     registerMeRoute(routes, PREFIX)
     registerCatalogRoutes(routes, database, { idempotencyKeyTtlSeconds })
     registerEventRoutes(routes, database, PREFIX)
+    registerMetafieldDefinitionRoutes(
+      routes,
+      database,
+      createWriteRunner(database, idempotencyKeyTtlSeconds),
+    )
     registerWebhookEndpointRoutes(routes, database, {
       idempotencyKeyTtlSeconds,
       urls: {

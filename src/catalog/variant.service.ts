@@ -1,4 +1,12 @@
 import { createHash } from 'node:crypto'
+import {
+  indexMetafields,
+  mergeMetafields,
+  storedMetafields,
+  unindexRecord,
+  type MergedMetafields,
+  type MetafieldValues,
+} from '../attributes/metafield-values.js'
 import { inTransaction, isPostgres, type Database } from '../db/database.js'
 import { violatedUniqueConstraint } from '../db/driver-errors.js'
 import type { Executor } from '../db/schema.js'
@@ -81,6 +89,7 @@ export function newVariantFields(
     weight_grams: input.weight_grams ?? null,
     created_at: now,
     updated_at: now,
+    metafields: '{}',
   }
 }
 
@@ -90,7 +99,27 @@ async function addVariantIn(
   productId: string,
   input: CreateVariantInput,
 ): Promise<Variant> {
-  const fields = newVariantFields(storeId, productId, input, nowIso())
+  const sent = input.metafields ?? {}
+  if (Object.keys(sent).length === 0) return insertVariantIn(db, storeId, productId, input)
+  return inTransaction(db, async (tx) => {
+    const merged = await mergeMetafields(tx, storeId, 'variant', {}, sent)
+    const variant = await insertVariantIn(tx, storeId, productId, input, merged.values)
+    await indexMetafields(tx, { storeId, recordId: variant.id, productId }, merged)
+    return variant
+  })
+}
+
+async function insertVariantIn(
+  db: Executor,
+  storeId: string,
+  productId: string,
+  input: CreateVariantInput,
+  metafields?: MetafieldValues,
+): Promise<Variant> {
+  const fields = {
+    ...newVariantFields(storeId, productId, input, nowIso()),
+    ...(metafields && { metafields: JSON.stringify(metafields) }),
+  }
   let inserted: { price_e4: number; position: number } | undefined
   try {
     inserted = await insertVariantIntoProduct(db, fields, pendingEvent('variant.created'))
@@ -120,7 +149,8 @@ export function updateVariantWork(
   ifMatch: string | undefined,
 ): Work<Variant> {
   return async (db) => {
-    if (isUuid(productId) && isUuid(variantId) && patch.position === undefined) {
+    const oneStatement = patch.position === undefined && patch.metafields === undefined
+    if (isUuid(productId) && isUuid(variantId) && oneStatement) {
       const options = patch.options === undefined ? undefined : (patch.options ?? {})
       let row: VariantFields | undefined
       try {
@@ -166,6 +196,8 @@ async function updateVariantIn(
 ): Promise<Variant> {
   const { product, current } = await lockVariant(db, storeId, productId, variantId, ifMatch)
   const next = mergeVariant(current, patch)
+  const merged = await mergeVariantMetafields(db, storeId, current, patch.metafields)
+  if (merged !== undefined) next.metafields = JSON.stringify(merged.values)
   if (sameFields(current, next)) return rowToVariant(current)
   const now = nowIso()
   let updated: VariantFields
@@ -181,20 +213,37 @@ async function updateVariantIn(
       next.position,
       next.weight_grams,
       now,
+      next.metafields,
     ])
   } catch (error) {
     throw (await sqliteConflict(db, storeId, current.id, next.sku, error)) ?? error
+  }
+  if (merged?.changed) {
+    await indexMetafields(db, { storeId, recordId: current.id, productId: product }, merged)
   }
   await touchProductForVariants(db, storeId, product, now)
   await appendEvent(db, storeId, { type: 'variant.updated', object: updated, previous: current })
   return rowToVariant(updated)
 }
 
+/** A PATCH's `metafields` merged into the variant's (null removes every value). */
+async function mergeVariantMetafields(
+  db: Executor,
+  storeId: string,
+  current: VariantFields,
+  sent: MetafieldValues | null | undefined,
+): Promise<MergedMetafields | undefined> {
+  if (sent === undefined) return undefined
+  const stored = storedMetafields(current.metafields)
+  const patch = sent ?? Object.fromEntries(Object.keys(stored).map((key) => [key, null]))
+  return mergeMetafields(db, storeId, 'variant', stored, patch)
+}
+
 /** The variant's columns a merge patch may change. */
 type PatchableColumns = Pick<
   VariantFields,
   'name' | 'sku' | 'barcode' | 'price_e4' | 'compare_at_price_e4' | 'position' | 'weight_grams'
-> & { options: string }
+> & { options: string; metafields: string }
 
 function mergeVariant(current: VariantFields, patch: UpdateVariantInput): PatchableColumns {
   const pick = <T>(sent: T | null | undefined, stored: T): T | null =>
@@ -211,6 +260,7 @@ function mergeVariant(current: VariantFields, patch: UpdateVariantInput): Patcha
     options: mergeOptions(current.options, patch.options),
     position: patch.position ?? current.position,
     weight_grams: pick(patch.weight_grams, current.weight_grams),
+    metafields: jsonText(current.metafields),
   }
 }
 
@@ -233,13 +283,19 @@ function sameFields(current: VariantFields, next: PatchableColumns): boolean {
   return (Object.keys(next) as (keyof PatchableColumns)[]).every((column) =>
     column === 'options'
       ? optionsText(current.options) === next.options
-      : current[column] === next[column],
+      : column === 'metafields'
+        ? jsonText(current.metafields) === next.metafields
+        : current[column] === next[column],
   )
 }
 
 /** The options as the JSON text they were sent as (PostgreSQL's json arrives parsed). */
 function optionsText(options: VariantFields['options']): string {
   return typeof options === 'string' ? options : JSON.stringify(options)
+}
+
+function jsonText(value: string | object): string {
+  return typeof value === 'string' ? value : JSON.stringify(value)
 }
 
 /** The unit of work of a DELETE of a variant; the product's next default position follows. */
@@ -252,6 +308,7 @@ export function deleteVariantWork(
   return async (db) => {
     const { product, current } = await lockVariant(db, storeId, productId, variantId, ifMatch)
     await deleteVariantRow(db, storeId, current.id)
+    await unindexRecord(db, storeId, current.id, storedMetafields(current.metafields))
     await touchProductForVariants(db, storeId, product, nowIso())
     await appendEvent(db, storeId, { type: 'variant.deleted', object: current })
     return { id: current.id, deleted: true }

@@ -59,6 +59,12 @@ const ERROR_EXAMPLES: Record<ErrorCode, { when: string; body: Record<string, unk
     when: "the slug is another product's of the store",
     body: { message: 'Another product in your store already has this slug.' },
   },
+  duplicate_definition: {
+    when: "a metafield definition's owner, namespace and key are taken",
+    body: {
+      message: 'Your store already has a metafield definition with this owner, namespace and key.',
+    },
+  },
   cursor_expired: {
     when: 'an event cursor older than the kept events: events after it were deleted by retention',
     body: {

@@ -3486,6 +3486,7 @@ export interface operations {
            *                 "summer"
            *               ],
            *               "images": [],
+           *               "metafields": {},
            *               "version": 2,
            *               "createdAt": "2026-11-25T10:00:00.000Z",
            *               "updatedAt": "2026-11-25T10:15:30.123Z"
@@ -4022,6 +4023,8 @@ export interface operations {
           'RateLimit-Policy': components['headers']['RateLimit-Policy']
           RateLimit: components['headers']['RateLimit']
           'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          /** @description The version of the record, quoted: "7". Send it back in If-Match or If-None-Match */
+          ETag?: string
           [name: string]: unknown
         }
         content: {
@@ -4261,6 +4264,8 @@ export interface operations {
           'X-Request-Id': components['headers']['X-Request-Id']
           'RateLimit-Policy': components['headers']['RateLimit-Policy']
           RateLimit: components['headers']['RateLimit']
+          /** @description The version of the record, quoted: "7". Send it back in If-Match or If-None-Match */
+          ETag?: string
           [name: string]: unknown
         }
         content: {
@@ -4737,6 +4742,8 @@ export interface operations {
           'RateLimit-Policy': components['headers']['RateLimit-Policy']
           RateLimit: components['headers']['RateLimit']
           'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          /** @description The version of the record, quoted: "7". Send it back in If-Match or If-None-Match */
+          ETag?: string
           [name: string]: unknown
         }
         content: {

@@ -91,6 +91,7 @@ describeEachDialect('import: Shopify samples', (dialect) => {
       compareAtPrice: null,
       options: { Color: 'Green', Size: 'S' },
       weightGrams: 145,
+      metafields: {},
     })
     assert.deepEqual(shirt.variants.map((v: any) => v.name).slice(0, 4), [
       'Green / S',
@@ -149,6 +150,7 @@ describeEachDialect('import: Shopify samples', (dialect) => {
       compareAtPrice: 24.99,
       options: { Size: 'Small', Color: 'gray' },
       weightGrams: 150,
+      metafields: {},
     })
     // Image position and alt text without an image URL are ignored.
     assert.equal(tee.images.length, 1)

@@ -119,6 +119,20 @@ export function definitionsOfOwner(
     .execute()
 }
 
+/** Every definition of the store, oldest first (an import's and an export's columns). */
+export function definitionsOfStore(
+  db: Executor,
+  storeId: string,
+): Promise<MetafieldDefinitionRow[]> {
+  return db
+    .selectFrom('metafield_definitions')
+    .selectAll()
+    .where('store_id', '=', storeId)
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute()
+}
+
 export function listDefinitionRows(
   db: Executor,
   query: {

@@ -97,7 +97,8 @@ function variantProblems(
         message: `the option values joined by " / " (the variant's name) ${message}`,
       })
     } else {
-      found.push({ column: product.variantColumns[root] ?? field, message })
+      const column = product.variantColumns[field] ?? product.variantColumns[root] ?? field
+      found.push({ column, message })
     }
   }
   return found

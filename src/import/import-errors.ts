@@ -157,10 +157,12 @@ export function refusal(
     code === 'validation_failed'
   ) {
     const detail = error.details?.[0]
+    // A value a definition refuses (found by the catalogue's write): on its column.
+    const column = detail && (product.columns[detail.field] ?? product.variantColumns[detail.field])
     return {
       row,
       handle,
-      field: detail?.field ?? fieldOf[code] ?? field,
+      field: column ?? detail?.field ?? fieldOf[code] ?? field,
       error: code,
       message: detail ? detail.message : error.message,
     }

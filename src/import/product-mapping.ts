@@ -76,6 +76,7 @@ export function mapProduct(header: Header, handle: string, records: CsvRecord[])
   const first = records[0]!
   const errors: ImportError[] = []
   const columns: Record<string, string> = {}
+  const variantMetafieldColumns: Record<string, string> = {}
   const cell = (record: CsvRecord, column: Column): string | undefined => {
     const i = header.index[column]
     return i === undefined ? undefined : (record.fields[i] ?? '')
@@ -206,7 +207,6 @@ export function mapProduct(header: Header, handle: string, records: CsvRecord[])
   // variant is first (the lowest position) is known once the stored ones are read, so the
   // import plan sets it (firstVariantPrice, in import-plan.ts).
 
-  const variantMetafieldColumns: Record<string, string> = {}
   function mapVariant(record: CsvRecord): MappedVariant | undefined {
     const options: Record<string, string> = {}
     let anyValue = false

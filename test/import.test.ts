@@ -124,6 +124,7 @@ describeEachDialect('import: Shopify samples', (dialect) => {
         compareAtPrice: 22.99,
         options: {},
         weightGrams: 72,
+        metafields: {},
       },
     ])
     assert.equal(hat.price, 17.99)

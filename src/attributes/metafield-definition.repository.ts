@@ -1,5 +1,6 @@
 import { sql } from 'kysely'
 import { dialectOf } from '../db/dialect.js'
+import { statement } from '../db/statements.js'
 import type { Executor, MetafieldDefinitionRow } from '../db/schema.js'
 import type { PagePosition } from '../catalog/cursor.js'
 
@@ -111,13 +112,16 @@ export function definitionsOfOwner(
   storeId: string,
   owner: string,
 ): Promise<MetafieldDefinitionRow[]> {
-  return db
+  return ownerDefinitions(db, storeId, owner)
+}
+
+const ownerDefinitions = statement((db: Executor, storeId: string, owner: string) =>
+  db
     .selectFrom('metafield_definitions')
     .selectAll()
     .where('store_id', '=', storeId)
-    .where('owner', '=', owner)
-    .execute()
-}
+    .where('owner', '=', owner),
+)
 
 /** Every definition of the store, oldest first (an import's and an export's columns). */
 export function definitionsOfStore(

@@ -1,4 +1,6 @@
 import { dialectOf } from '../db/dialect.js'
+import { insertRows } from '../db/multi-row-insert.js'
+import { statement } from '../db/statements.js'
 import type { Executor } from '../db/schema.js'
 
 /** One row of the filter index: an item of a filterable definition's value on a record. */
@@ -22,31 +24,36 @@ export async function replaceIndexedValues(
 ): Promise<void> {
   if (hadAny) await deleteIndexedValues(db, record.storeId, record.recordId)
   if (values.length === 0) return
-  await db
-    .insertInto('metafield_values')
-    .values(
-      values.map((item) => ({
-        store_id: record.storeId,
-        definition_id: item.definitionId,
-        value: item.value,
-        product_id: record.productId,
-        record_id: record.recordId,
-      })),
-    )
-    .execute()
+  await insertRows(
+    db,
+    'metafield_values',
+    INDEX_COLUMNS,
+    values.map((item) => [
+      record.storeId,
+      item.definitionId,
+      item.value,
+      record.productId,
+      record.recordId,
+    ]),
+  )
 }
+
+const INDEX_COLUMNS = ['store_id', 'definition_id', 'value', 'product_id', 'record_id'] as const
 
 export async function deleteIndexedValues(
   db: Executor,
   storeId: string,
   recordId: string,
 ): Promise<void> {
-  await db
+  await deleteRecordRows(db, storeId, recordId)
+}
+
+const deleteRecordRows = statement((db: Executor, storeId: string, recordId: string) =>
+  db
     .deleteFrom('metafield_values')
     .where('store_id', '=', storeId)
-    .where('record_id', '=', recordId)
-    .execute()
-}
+    .where('record_id', '=', recordId),
+)
 
 /** Drops a definition's rows from the filter index (it is no longer filterable). */
 export async function deleteDefinitionIndex(

@@ -79,8 +79,8 @@ export interface MergedMetafields {
   changed: boolean
   /** The filter index rows of the record after the write. */
   indexed: IndexedValue[]
-  /** Whether the record had filter index rows before (they are replaced). */
-  hadIndexed: boolean
+  /** The record's filter index rows before the write (replaced when they differ). */
+  indexedBefore: IndexedValue[]
 }
 
 /**
@@ -130,7 +130,7 @@ export async function mergeMetafields(
     values,
     changed,
     indexed: indexRows(definitions, values),
-    hadIndexed: indexRows(definitions, current).length > 0,
+    indexedBefore: indexRows(definitions, current),
   }
 }
 
@@ -153,8 +153,13 @@ export async function indexMetafields(
   record: { storeId: string; recordId: string; productId: string },
   merged: MergedMetafields,
 ): Promise<void> {
-  if (!merged.hadIndexed && merged.indexed.length === 0) return
-  await replaceIndexedValues(db, record, merged.indexed, merged.hadIndexed)
+  const key = (rows: IndexedValue[]) =>
+    rows
+      .map((row) => `${row.definitionId} ${row.value}`)
+      .sort()
+      .join('\n')
+  if (key(merged.indexed) === key(merged.indexedBefore)) return
+  await replaceIndexedValues(db, record, merged.indexed, merged.indexedBefore.length > 0)
 }
 
 /** Drops a deleted record's filter index rows (a product's go with it by foreign key). */

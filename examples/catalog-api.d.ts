@@ -6685,6 +6685,8 @@ export interface operations {
   createImport: {
     parameters: {
       query?: {
+        /** @description First create the metafield definitions the store lacks for the file's "Label (product|variant.metafields.NS.KEY)" columns (as catalog import --create-definitions): a list of text when a value holds "; ", else text */
+        create_definitions?: boolean
         /** @description A variant whose sku another product (or an earlier row) keeps: fail refuses its product (duplicate_sku); clear imports the variant without the sku and reports the row in warnings */
         duplicate_skus?: 'fail' | 'clear'
       }

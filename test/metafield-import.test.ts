@@ -4,7 +4,7 @@ import { it } from 'node:test'
 import { createDefinitionWork } from '../src/attributes/metafield-definition.service.js'
 import type { Database } from '../src/db/database.js'
 import { createMissingDefinitions } from '../src/import/metafield-import.js'
-import { createTestDatabase, describeEachDialect } from './helpers.js'
+import { buildTestApi, createTestDatabase, describeEachDialect } from './helpers.js'
 import { catalogue, csv, exportText, importText, SHOPIFY_SAMPLES } from './import-helpers.js'
 
 const GREAT_OUTDOOR = `${SHOPIFY_SAMPLES}/greatoutdoor_products_export_1.csv`
@@ -132,6 +132,48 @@ describeEachDialect('metafields in Shopify CSV', (dialect) => {
     const twice = await importText(database, 'source', exported)
     assert.equal(twice.productsUpdated, 0)
     assert.equal(twice.variantsUpdated, 0)
+  })
+
+  it('POST /imports?create_definitions=true creates the missing definitions first', async (t) => {
+    const api = await buildTestApi(t, dialect)
+    const file = csv(
+      'Handle,Title,Fabric (product.metafields.custom.fabric),Fit (variant.metafields.fit.cut),Variant SKU',
+      'tee,Tee,cotton; linen,slim,TEE-1',
+    )
+    const post = (query: string) =>
+      api.request('POST', `/imports${query}`, {
+        body: file,
+        headers: { 'content-type': 'text/csv' },
+      })
+    const wait = async (id: string) => {
+      for (let i = 0; i < 3000; i++) {
+        const record = (await api.get(`/imports/${id}`)).json().data
+        if (record.status !== 'running') return record
+        await new Promise((resolve) => setTimeout(resolve, 10))
+      }
+      throw new Error('the import did not finish')
+    }
+    const without = await wait((await post('')).json().data.id)
+    assert.equal(without.columnsNotStored.length, 2)
+    const res = await post('?create_definitions=true')
+    assert.equal(res.statusCode, 202, res.body)
+    const record = await wait(res.json().data.id)
+    assert.equal(record.status, 'succeeded', JSON.stringify(record))
+    assert.deepEqual(record.columnsNotStored, [])
+    const definitions = (await api.get('/metafield-definitions')).json().data
+    assert.deepEqual(
+      definitions
+        .map((d: Record<string, string>) => [d.owner, d.namespace, d.key, d.type, d.name])
+        .sort(),
+      [
+        ['product', 'custom', 'fabric', 'list.single_line_text_field', 'Fabric'],
+        ['variant', 'fit', 'cut', 'single_line_text_field', 'Fit'],
+      ],
+    )
+    const [product] = (await api.get('/products')).json().data
+    const read = (await api.get(`/products/${product.id}`)).json().data
+    assert.deepEqual(read.metafields, { 'custom.fabric': ['cotton', 'linen'] })
+    assert.deepEqual(read.variants[0].metafields, { 'fit.cut': 'slim' })
   })
 
   it('a bad value is the row error of its column', async (t) => {

@@ -31,6 +31,8 @@ import * as postgresSlugSuffixes from './migrations/postgres/2026-11-29T00-slug-
 import * as sqliteSlugSuffixes from './migrations/sqlite/2026-11-29T00-slug-suffixes.js'
 import * as postgresImportWarnings from './migrations/postgres/2026-11-29T01-import-warnings.js'
 import * as sqliteImportWarnings from './migrations/sqlite/2026-11-29T01-import-warnings.js'
+import * as postgresSearch from './migrations/postgres/2026-11-30T00-search.js'
+import * as sqliteSearch from './migrations/sqlite/2026-11-30T00-search.js'
 import * as postgresMetafields from './migrations/postgres/2026-11-30T01-metafields.js'
 import * as sqliteMetafields from './migrations/sqlite/2026-11-30T01-metafields.js'
 
@@ -52,6 +54,7 @@ const MIGRATIONS: Record<Dialect, Record<string, Migration>> = {
     '2026-11-27T00-imports-newest': sqliteImportsNewest,
     '2026-11-29T00-slug-suffixes': sqliteSlugSuffixes,
     '2026-11-29T01-import-warnings': sqliteImportWarnings,
+    '2026-11-30T00-search': sqliteSearch,
     '2026-11-30T01-metafields': sqliteMetafields,
   },
   postgres: {
@@ -72,6 +75,7 @@ const MIGRATIONS: Record<Dialect, Record<string, Migration>> = {
     '2026-11-27T00-imports-newest': postgresImportsNewest,
     '2026-11-29T00-slug-suffixes': postgresSlugSuffixes,
     '2026-11-29T01-import-warnings': postgresImportWarnings,
+    '2026-11-30T00-search': postgresSearch,
     '2026-11-30T01-metafields': postgresMetafields,
   },
 }

@@ -1,11 +1,9 @@
 import assert from 'node:assert/strict'
-import { execFile } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, it, type TestContext } from 'node:test'
-import { promisify } from 'node:util'
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import pg from 'pg'
 import { buildApp, type AppOptions } from '../src/app.js'
@@ -16,8 +14,6 @@ import { migrateToLatest } from '../src/db/migrate.js'
 import { checkAgainstDocument } from './openapi-conformance.js'
 
 export const API = '/api/commerce/v1'
-
-const run = promisify(execFile)
 
 /** The PostgreSQL server tests may use; each test gets a schema of its own there. */
 export const POSTGRES_URL = process.env.TEST_POSTGRES_URL
@@ -43,73 +39,11 @@ export function describeEachDialect(name: string, suite: (dialect: Dialect) => v
  * PostgreSQL (dropped when the test ends).
  */
 export async function createTestDatabase(t: TestContext, dialect: Dialect): Promise<Database> {
-  if (dialect === 'postgres') {
-    const database = createDatabase(await createMigratedTestSchema(t))
-    t.after(() => database.close())
-    return database
-  }
-  const database = createDatabase('sqlite::memory:')
+  const url = dialect === 'sqlite' ? 'sqlite::memory:' : await createTestSchema(t)
+  const database = createDatabase(url)
   t.after(() => database.close())
   await migrateToLatest(database)
   return database
-}
-
-/**
- * A fresh PostgreSQL schema already migrated, as createTestSchema's URL. Migrating costs a
- * PostgreSQL test most of its time (Kysely's migrator reads the catalogue again and again), so
- * each test process migrates one schema with the real migrator, dumps it (pg_dump: tables,
- * indexes, functions, triggers and the migrator's own rows) and replays the dump, renamed, for
- * every test. Without pg_dump each test migrates its own schema.
- */
-async function createMigratedTestSchema(t: TestContext): Promise<string> {
-  const dump = await (migratedSchemaDump ??= dumpMigratedSchema())
-  if (dump === undefined) {
-    const url = await createTestSchema(t)
-    const database = createDatabase(url)
-    try {
-      await migrateToLatest(database)
-    } finally {
-      await database.close()
-    }
-    return url
-  }
-  const schema = `test_${randomBytes(6).toString('hex')}`
-  await withAdminClient((client) => client.query(dump.replaceAll(DUMPED_SCHEMA, schema)))
-  t.after(() => withAdminClient((client) => client.query(`drop schema ${schema} cascade`)))
-  return schemaUrl(schema)
-}
-
-const DUMPED_SCHEMA = `test_template_${randomBytes(6).toString('hex')}`
-let migratedSchemaDump: Promise<string | undefined> | undefined
-
-async function dumpMigratedSchema(): Promise<string | undefined> {
-  await withAdminClient((client) => client.query(`create schema ${DUMPED_SCHEMA}`))
-  try {
-    const database = createDatabase(schemaUrl(DUMPED_SCHEMA))
-    try {
-      await migrateToLatest(database)
-    } finally {
-      await database.close()
-    }
-    const { stdout } = await run('pg_dump', [
-      '--schema',
-      DUMPED_SCHEMA,
-      '--inserts',
-      '--no-owner',
-      '--no-privileges',
-      POSTGRES_URL!,
-    ]).catch(() => ({ stdout: undefined }))
-    // Lines starting with a backslash (\restrict ...) are psql's, not SQL.
-    return stdout?.replace(/^\\.*$/gm, '')
-  } finally {
-    await withAdminClient((client) => client.query(`drop schema ${DUMPED_SCHEMA} cascade`))
-  }
-}
-
-function schemaUrl(schema: string): string {
-  const url = new URL(POSTGRES_URL!)
-  url.searchParams.set('options', `-c search_path=${schema}`)
-  return url.toString()
 }
 
 /**
@@ -132,7 +66,9 @@ export async function createTestSchema(t: TestContext): Promise<string> {
   const schema = `test_${randomBytes(6).toString('hex')}`
   await withAdminClient((client) => client.query(`create schema ${schema}`))
   t.after(() => withAdminClient((client) => client.query(`drop schema ${schema} cascade`)))
-  return schemaUrl(schema)
+  const url = new URL(POSTGRES_URL)
+  url.searchParams.set('options', `-c search_path=${schema}`)
+  return url.toString()
 }
 
 async function withAdminClient<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {

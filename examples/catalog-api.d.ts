@@ -92,8 +92,8 @@ export interface paths {
       cookie?: never
     }
     /**
-     * Products, newest first, a page at a time
-     * @description Pass the `nextCursor` of a page as `cursor` for the next one, until it is `null`. The filters combine: `status`, `slug`, `vendor` and `product_type` compare exactly, `tag` in any case.
+     * Products: search, filters, facets, in any sort, a page at a time
+     * @description Pass the `nextCursor` of a page as `cursor` for the next one, until it is `null`. `q` finds products holding each of its words (without case or accents; the last word also as a prefix) or a sku or barcode equal to it. The filters combine: `status`, `slug`, `vendor` and `product_type` compare exactly, `tag` and `option.<Name>` in any case, `price_min` and `price_max` inclusive; a filter repeated means any of its values. `facets` adds exact counts, each facet counted over every filter but its own.
      *
      *     Needs an API key with scope `read` or `write`.
      */
@@ -778,17 +778,30 @@ export interface operations {
     parameters: {
       query?: {
         limit?: number
-        /** @description nextCursor of the previous page */
+        /** @description nextCursor of the previous page, with the same q, sort and filters */
         cursor?: string
-        status?: 'draft' | 'active' | 'archived'
-        /** @description Only the product with this slug */
-        slug?: string
-        /** @description Only products of this vendor, exactly */
-        vendor?: string
-        /** @description Only products of this type, exactly */
-        product_type?: string
-        /** @description Only products with this tag, in any case */
-        tag?: string
+        /** @description Words to find (1 to 256 characters after trimming, with a letter or a digit), without case or accents, the last also as the start of a word; or a sku or barcode */
+        q?: string
+        /** @description newest (default without q), relevance (default with q, only with q), ... */
+        sort?: 'newest' | 'oldest' | 'updated' | 'name' | '-name' | 'price' | '-price' | 'relevance'
+        /** @description Only products of this status; repeat it for any of several */
+        status?: ('draft' | 'active' | 'archived') | ('draft' | 'active' | 'archived')[]
+        /** @description Only the product with this slug; repeat it for any of several values */
+        slug?: string | string[]
+        /** @description Only products of this vendor, exactly; repeat it for any of several values */
+        vendor?: string | string[]
+        /** @description Only products of this type, exactly; repeat it for any of several values */
+        product_type?: string | string[]
+        /** @description Only products with this tag, in any case; repeat it for any of several values */
+        tag?: string | string[]
+        /** @description Only products whose price is at least this */
+        price_min?: number
+        /** @description Only products whose price is at most this */
+        price_max?: number
+        /** @description Comma-separated, at most 10 of status, vendor, product_type, tag, price, option.<Name> */
+        facets?: string
+        /** @description Values per facet; 20 by default */
+        facet_limit?: number
       }
       header?: never
       path?: never
@@ -796,7 +809,7 @@ export interface operations {
     }
     requestBody?: never
     responses: {
-      /** @description A page of products, newest first */
+      /** @description A page of products, in the sort asked (newest first by default) */
       200: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -883,6 +896,18 @@ export interface operations {
             }[]
             /** @description Pass as cursor for the next page; null on the last */
             nextCursor: string | null
+            /** @description With facets: per facet as requested, its values by count (most first), or for price {min, max} */
+            facets?: {
+              [key: string]:
+                | {
+                    value: string | number | boolean
+                    count: number
+                  }[]
+                | {
+                    min: number | null
+                    max: number | null
+                  }
+            }
           }
         }
       }

@@ -14,6 +14,9 @@ type ErrorBody = components['schemas']['ErrorBody']
 type CreateProduct = paths['/api/commerce/v1/products']['post']
 type AddVariant = paths['/api/commerce/v1/products/{id}/variants']['post']
 type GetProduct = paths['/api/commerce/v1/products/{id}']['get']
+type ListProducts = paths['/api/commerce/v1/products']['get']
+/** The list's query: `q`, `sort`, filters, `facets`; `option.<Name>` too, as extra keys. */
+type SearchQuery = NonNullable<ListProducts['parameters']['query']>
 
 /** The JSON body an operation takes, and the one it answers with on success. */
 type RequestBody<Op> = Op extends { requestBody: { content: { 'application/json': infer B } } }
@@ -54,6 +57,16 @@ export function catalogClient(baseUrl: string, key: string) {
     addVariant: (productId: string, body: RequestBody<AddVariant>) =>
       call<AddVariant>('POST', `${product(productId)}/variants`, body),
     getProduct: (productId: string) => call<GetProduct>('GET', product(productId)),
+    /** A search: repeated filters (`vendor: ['Acme', 'Globex']`) mean any of their values. */
+    searchProducts: (query: SearchQuery) => {
+      const params = new URLSearchParams()
+      for (const [name, value] of Object.entries(query)) {
+        for (const one of Array.isArray(value) ? value : [value]) {
+          if (one !== undefined) params.append(name, String(one))
+        }
+      }
+      return call<ListProducts>('GET', `/api/commerce/v1/products?${params}`)
+    },
   }
 }
 
@@ -72,7 +85,13 @@ export async function createAndReadBack(baseUrl: string, key: string) {
   })
   const { data: stored } = await api.getProduct(product.id)
   const lines = stored.variants.map((v) => `${v.position}. ${v.name} at ${v.price.toFixed(2)}`)
-  return { product, variant, stored, summary: `${stored.slug}: ${lines.join(', ')}` }
+  // A search box as the shopper types: without accents or case, the last word a prefix.
+  const found = await api.searchProducts({
+    q: 'creme brul',
+    status: 'active',
+    facets: 'vendor,price',
+  })
+  return { product, variant, stored, found, summary: `${stored.slug}: ${lines.join(', ')}` }
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {

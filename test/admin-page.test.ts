@@ -322,6 +322,23 @@ for (const dialect of DIALECTS) {
       assert.equal(await rows.count(), 1)
       await button('Clear').click()
       await rows.nth(19).waitFor()
+      // The search box, and a facet's value chosen from its counts.
+      await field('Search').fill('bulk 21')
+      await listed('Filter', 'q=bulk+21')
+      await rows.first().getByText('Bulk 21').waitFor()
+      assert.equal(await rows.count(), 1)
+      await listed('Clear', 'limit=')
+      const facet = page.getByRole('navigation', { name: 'Refine by' })
+      const active = facet.getByRole('button', { name: /^active \(\d+\)$/ })
+      const answered = page.waitForResponse((response) => response.url().includes('status=active'))
+      await active.click()
+      await answered
+      assert.equal(await active.getAttribute('aria-pressed'), 'true')
+      for (const status of await rows.locator('td:nth-child(3)').allTextContents()) {
+        assert.match(status, /active/i)
+      }
+      await checkAccessibility(page, 'products with facets')
+      await listed('Clear', 'limit=')
     })
 
     it('renders a name full of HTML as text', async () => {

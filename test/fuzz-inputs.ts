@@ -447,3 +447,76 @@ function anyOf(nearValid: fc.Arbitrary<string>): fc.Arbitrary<string | Buffer> {
     },
   )
 }
+
+/**
+ * Text for the list's `q`: the search engines' own syntax (FTS5's quotes, stars, NEAR, OR,
+ * column filters; tsquery's operators), punctuation, NUL, long runs, and any odd string. Each
+ * must be searched as plain words or refused by name, never reach an engine as syntax.
+ */
+export const searchText = fc.oneof(
+  fc.constantFrom(
+    '"',
+    '""',
+    '"unterminated',
+    '*',
+    'a*',
+    '*a',
+    'NEAR',
+    'NEAR(a b)',
+    'near/3',
+    'OR',
+    'a OR b',
+    'AND',
+    'NOT a',
+    '-a',
+    'a -b',
+    'name_words:a',
+    '{name_words}: a',
+    ':',
+    'a:*',
+    "'a':*A",
+    'a & b | !c <-> d',
+    '(',
+    ')',
+    '(a OR b)',
+    "'",
+    '^a',
+    '+a',
+    '\u0000',
+    'a\u0000b',
+    '!'.repeat(256),
+    '.-'.repeat(128),
+    'a'.repeat(256),
+    'a'.repeat(257),
+    `${'a '.repeat(127)}a`,
+  ),
+  fc
+    .array(
+      fc.constantFrom(
+        '"',
+        '*',
+        '(',
+        ')',
+        ':',
+        '-',
+        '^',
+        '+',
+        "'",
+        '&',
+        '|',
+        '!',
+        '<',
+        '>',
+        'NEAR',
+        'OR',
+        'AND',
+        'NOT',
+        'a',
+        'b1',
+        ' ',
+      ),
+      { maxLength: 20 },
+    )
+    .map((parts) => parts.join('')),
+  oddString,
+)

@@ -23,6 +23,7 @@ import {
   nearValidBody,
   nearValidPatch,
   oddString,
+  searchText,
 } from './fuzz-inputs.js'
 import { API, buildTestApi, describeEachDialect, expectError } from './helpers.js'
 import { checkAgainstDocument } from './openapi-conformance.js'
@@ -1240,5 +1241,34 @@ describeEachDialect('fuzzed input', (dialect) => {
     // Flat: growth over the last four stretches under 2 MiB. Noise measured under 0.5 MiB; a
     // leak of 2 KiB a request shows at the default runs, of 100 bytes at FUZZ_RUNS=1000.
     assert.ok(growth < 2 * 2 ** 20, `heap grew ${kib(growth)} over ${4 * stretch} requests`)
+  })
+})
+
+describeEachDialect('fuzzed search', (dialect) => {
+  it('a q of engine syntax or odd text is searched as words or refused by name, never a 500', async (t) => {
+    const api = await buildTestApi(t, dialect)
+    await api.createProduct({
+      name: 'Near or not',
+      description: 'a b1 "quoted" (x) -y',
+      sku: 'A*B',
+    })
+    await fc.assert(
+      fc.asyncProperty(
+        searchText,
+        fc.constantFrom('', '&sort=name', '&facets=vendor,tag,price', '&tag=a&option.Color=b'),
+        async (text, more) => {
+          const response = await api.get(
+            `/products?q=${encodeURIComponent(text.toWellFormed())}${more}`,
+          )
+          if (response.statusCode === 400) {
+            const error = expectError(response, 400, 'validation_failed')
+            assert.equal(error.details?.[0]?.field, 'q', response.body)
+          } else {
+            assert.equal(response.statusCode, 200, `${JSON.stringify(text)}: ${response.body}`)
+          }
+        },
+      ),
+      { numRuns: RUNS * 4, seed: 34 },
+    )
   })
 })

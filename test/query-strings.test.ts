@@ -37,14 +37,15 @@ describeEachDialect('query strings are as strict as bodies', (dialect) => {
 
   it('GET /products: each parameter given twice is 400 naming it', async (t) => {
     const api = await buildTestApi(t, dialect)
+    // Part 4: a filter given twice means any of its values (test/search.test.ts); these stay 400.
     const twice: Record<string, [string, string]> = {
       limit: ['5', '6'],
-      status: ['active', 'draft'],
       cursor: ['a', 'b'],
-      slug: ['a', 'b'],
-      vendor: ['Acme', 'Acme'],
-      product_type: ['Mug', 'Cup'],
-      tag: ['red', 'blue'],
+      q: ['a', 'a'],
+      sort: ['name', 'price'],
+      price_min: ['1', '2'],
+      price_max: ['1', '1'],
+      facets: ['vendor', 'tag'],
     }
     for (const [name, [first, second]] of Object.entries(twice)) {
       await t.test(`${name}=${first}&${name}=${second}`, async () => {
@@ -73,14 +74,14 @@ describeEachDialect('query strings are as strict as bodies', (dialect) => {
   it('GET /products: one answer names every bad parameter', async (t) => {
     const api = await buildTestApi(t, dialect)
     const body = expectError(
-      await api.get('/products?limit=0x10&status=bogus&tag=a&tag=b'),
+      await api.get('/products?limit=0x10&status=bogus&sort=name&sort=price'),
       400,
       'validation_failed',
     )
     assert.deepEqual(body.details?.map((problem) => problem.field).sort(), [
       'limit',
+      'sort',
       'status',
-      'tag',
     ])
   })
 
@@ -102,6 +103,9 @@ describeEachDialect('query strings are as strict as bodies', (dialect) => {
       const path = template.replace(/\{[^}]+\}/g, () => randomUUID())
       for (const parameter of operation.parameters ?? []) {
         if (parameter.in !== 'query') continue
+        // A filter that takes a list of values may be repeated (part 4).
+        if ((parameter.schema.anyOf ?? []).some((s: { type?: string }) => s.type === 'array'))
+          continue
         const value = sampleOf(parameter.schema)
         const url = `${path}?${parameter.name}=${value}&${parameter.name}=${value}`
         const response = await api.app.inject({

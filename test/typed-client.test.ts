@@ -111,7 +111,12 @@ describeEachDialect('the typed client example, run', (dialect) => {
   it('creates a product, adds a variant and reads both back over HTTP', async (t) => {
     const { app, key } = await buildTestApi(t, dialect)
     const url = await app.listen({ host: '127.0.0.1', port: 0 })
-    const { product, variant, stored, summary } = await createAndReadBack(url, key)
+    const { product, variant, stored, found, summary } = await createAndReadBack(url, key)
+    assert.deepEqual(
+      found.data.map((p) => p.id),
+      [product.id],
+    )
+    assert.deepEqual(found.facets?.price, { min: 19.99, max: 19.99 })
     assert.equal(product.slug, 'creme-brulee-t-shirt')
     assert.equal(variant.productId, product.id)
     assert.equal(variant.price, 19.99)

@@ -15,13 +15,25 @@ import {
 const PAGE_SIZE = 20
 
 interface Filters {
+  q: string
   status: string
   vendor: string
   tag: string
   slug: string
 }
 
-const NO_FILTERS: Filters = { status: '', vendor: '', tag: '', slug: '' }
+const NO_FILTERS: Filters = { q: '', status: '', vendor: '', tag: '', slug: '' }
+
+/** The facets shown beside the list: counts of each value under the other filters. */
+const FACETS = ['status', 'vendor', 'tag'] as const
+type FacetName = (typeof FACETS)[number]
+const FACET_LABELS: Record<FacetName, string> = { status: 'Status', vendor: 'Vendor', tag: 'Tag' }
+
+interface ProductPage {
+  data: Product[]
+  nextCursor: string | null
+  facets?: Partial<Record<FacetName, { value: string; count: number }[]>>
+}
 
 /**
  * The list's place, kept while the tab lives so that coming back from a product shows the
@@ -34,6 +46,7 @@ function query(filters: Filters, cursor: string): string {
   for (const [name, value] of Object.entries(filters)) {
     if (value.trim() !== '') params.set(name, value.trim())
   }
+  params.set('facets', FACETS.join(','))
   if (cursor) params.set('cursor', cursor)
   return params.toString()
 }
@@ -42,7 +55,7 @@ export function ProductList({ session }: { session: Session }) {
   const [filters, setFilters] = useState<Filters>(kept.filters)
   const [draft, setDraft] = useState<Filters>(kept.filters)
   const [cursors, setCursors] = useState<string[]>(kept.cursors)
-  const [page, setPage] = useState<{ data: Product[]; nextCursor: string | null } | null>(null)
+  const [page, setPage] = useState<ProductPage | null>(null)
   const [error, setError] = useState('')
   const [notice] = useState(takeFlash)
   const heading = useFocusHeading()
@@ -52,10 +65,7 @@ export function ProductList({ session }: { session: Session }) {
     kept.cursors = cursors
     let current = true
     setError('')
-    call<{ data: Product[]; nextCursor: string | null }>(
-      'GET',
-      `/products?${query(filters, cursors[cursors.length - 1]!)}`,
-    ).then(
+    call<ProductPage>('GET', `/products?${query(filters, cursors[cursors.length - 1]!)}`).then(
       (answer) => current && setPage(answer),
       (caught: unknown) => {
         if (!current) return
@@ -78,6 +88,13 @@ export function ProductList({ session }: { session: Session }) {
     setFilters(NO_FILTERS)
     setCursors([''])
   }
+  /** A facet's value chosen (or, chosen again, let go): the list is filtered by it at once. */
+  const choose = (name: FacetName, value: string) => {
+    const next = { ...filters, [name]: filters[name] === value ? '' : value }
+    setDraft(next)
+    setFilters(next)
+    setCursors([''])
+  }
   const field = (name: keyof Filters) => ({
     id: `filter-${name}`,
     value: draft[name],
@@ -98,6 +115,10 @@ export function ProductList({ session }: { session: Session }) {
         )}
       </div>
       <form class="filters card" onSubmit={apply} aria-label="Filters">
+        <div class="filter filter-search">
+          <label for="filter-q">Search</label>
+          <input type="search" placeholder="Name, sku, tag…" {...field('q')} />
+        </div>
         <div class="filter">
           <label for="filter-status">Status</label>
           <select {...field('status')}>
@@ -128,9 +149,35 @@ export function ProductList({ session }: { session: Session }) {
       </form>
       {notice && <Notice kind="success">{notice}</Notice>}
       {error && <Notice kind="error">{error}</Notice>}
+      {page?.facets && (
+        <nav class="facets card" aria-label="Refine by">
+          {FACETS.map((name) => (
+            <div class="facet" key={name}>
+              <h2 class="facet-name">{FACET_LABELS[name]}</h2>
+              <ul>
+                {(page.facets?.[name] ?? []).slice(0, 8).map(({ value, count }) => (
+                  <li key={value}>
+                    <button
+                      type="button"
+                      class="ghost facet-value"
+                      aria-pressed={filters[name].toLowerCase() === value.toLowerCase()}
+                      onClick={() => choose(name, value)}
+                    >
+                      {value} <span class="facet-count">({count})</span>
+                    </button>
+                  </li>
+                ))}
+                {(page.facets?.[name] ?? []).length === 0 && <li class="facet-none">None</li>}
+              </ul>
+            </div>
+          ))}
+        </nav>
+      )}
       <div class="card table-card">
         <table class="table">
-          <caption class="visually-hidden">Products, newest first</caption>
+          <caption class="visually-hidden">
+            {filters.q.trim() ? 'Products found, best match first' : 'Products, newest first'}
+          </caption>
           <thead>
             <tr>
               <th scope="col">Name</th>

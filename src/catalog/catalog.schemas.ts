@@ -3,6 +3,7 @@ import { RECORD_RESPONSE_HEADERS } from '../http/conditional.js'
 import { Code, Money, Nullable, Timestamp } from '../http/schemas.js'
 import { HTTP_URL } from '../http/validation.js'
 import { encodeCursor } from './cursor.js'
+import { SORTS, type Sort } from '../search/sorts.js'
 
 export const PRODUCT_STATUSES = ['draft', 'active', 'archived'] as const
 export type ProductStatus = (typeof PRODUCT_STATUSES)[number]
@@ -253,17 +254,76 @@ export type ProductWithVariants = Product & { variants: Variant[] }
 const QueryText = (description: string) =>
   Type.String({ minLength: 1, maxLength: 255, pattern: '^[^\\u0000]*$', description })
 
-const Filter = (description: string) => Type.Optional(QueryText(description))
+/** A filter that may be repeated: any of its values. */
+const ManyFilter = (description: string) =>
+  Type.Optional(
+    Type.Union([QueryText(description), Type.Array(QueryText(description), { maxItems: 100 })], {
+      description: `${description}; repeat it for any of several values`,
+    }),
+  )
 
-export const ListProductsQuery = Type.Object({
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: DEFAULT_PAGE_SIZE })),
-  cursor: Type.Optional(Type.String({ description: 'nextCursor of the previous page' })),
-  status: Type.Optional(Status),
-  slug: Filter('Only the product with this slug'),
-  vendor: Filter('Only products of this vendor, exactly'),
-  product_type: Filter('Only products of this type, exactly'),
-  tag: Filter('Only products with this tag, in any case'),
-})
+export const ListProductsQuery = Type.Object(
+  {
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: DEFAULT_PAGE_SIZE })),
+    cursor: Type.Optional(
+      Type.String({
+        description: 'nextCursor of the previous page, with the same q, sort and filters',
+      }),
+    ),
+    q: Type.Optional(
+      Type.String({
+        pattern: '^[^\\u0000]*$',
+        description:
+          'Words to find (1 to 256 characters after trimming, with a letter or a digit), ' +
+          'without case or accents, the last also as the start of a word; or a sku or barcode',
+      }),
+    ),
+    sort: Type.Optional(
+      Type.Unsafe<Sort>({
+        type: 'string',
+        enum: [...SORTS],
+        description: 'newest (default without q), relevance (default with q, only with q), ...',
+      }),
+    ),
+    status: Type.Optional(
+      Type.Union([Status, Type.Array(Status, { maxItems: 3 })], {
+        description: 'Only products of this status; repeat it for any of several',
+      }),
+    ),
+    slug: ManyFilter('Only the product with this slug'),
+    vendor: ManyFilter('Only products of this vendor, exactly'),
+    product_type: ManyFilter('Only products of this type, exactly'),
+    tag: ManyFilter('Only products with this tag, in any case'),
+    price_min: Type.Optional(
+      Type.Number({ minimum: 0, description: 'Only products whose price is at least this' }),
+    ),
+    price_max: Type.Optional(
+      Type.Number({ minimum: 0, description: 'Only products whose price is at most this' }),
+    ),
+    facets: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 1000,
+        description:
+          'Comma-separated, at most 10 of status, vendor, product_type, tag, price, option.<Name>',
+      }),
+    ),
+    facet_limit: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: 100, description: 'Values per facet; 20 by default' }),
+    ),
+  },
+  {
+    patternProperties: {
+      '^option\\..+$': Type.Union(
+        [
+          QueryText('A variant of the product has this value of option <Name>, in any case'),
+          Type.Array(QueryText('Any of these values'), { maxItems: 100 }),
+        ],
+        { description: 'option.<Name>=<value>: a variant has this value of this option' },
+      ),
+    },
+  },
+)
 export type ListProductsQuery = Static<typeof ListProductsQuery>
 
 export const FindVariantsQuery = Type.Object({
@@ -329,9 +389,27 @@ export const ProductPage = Type.Object(
     nextCursor: Nullable(
       Type.String({ description: 'Pass as cursor for the next page; null on the last' }),
     ),
+    facets: Type.Optional(
+      Type.Record(
+        Type.String(),
+        Type.Union([
+          Type.Array(
+            Type.Object({
+              value: Type.Union([Type.String(), Type.Number(), Type.Boolean()]),
+              count: Type.Integer(),
+            }),
+          ),
+          Type.Object({ min: Nullable(Type.Number()), max: Nullable(Type.Number()) }),
+        ]),
+        {
+          description:
+            'With facets: per facet as requested, its values by count (most first), or for price {min, max}',
+        },
+      ),
+    ),
   },
   {
-    description: 'A page of products, newest first',
+    description: 'A page of products, in the sort asked (newest first by default)',
     examples: [{ data: [PRODUCT_EXAMPLE], nextCursor: encodeCursor(PRODUCT_EXAMPLE) }],
   },
 )

@@ -31,9 +31,10 @@ import {
   createProductWork,
   deleteProductWork,
   getProduct,
-  listProducts,
   updateProductWork,
 } from './product.service.js'
+import { listProducts } from '../search/search.service.js'
+import type { ListQuery } from '../search/search-query.js'
 
 export function registerProductRoutes(
   app: FastifyInstance,
@@ -165,15 +166,20 @@ export function registerProductRoutes(
       schema: {
         operationId: 'listProducts',
         tags: ['products'],
-        summary: 'Products, newest first, a page at a time',
+        summary: 'Products: search, filters, facets, in any sort, a page at a time',
         description:
           'Pass the `nextCursor` of a page as `cursor` for the next one, until it is `null`. ' +
-          'The filters combine: `status`, `slug`, `vendor` and `product_type` compare exactly, ' +
-          '`tag` in any case.',
+          '`q` finds products holding each of its words (without case or accents; the last ' +
+          'word also as a prefix) or a sku or barcode equal to it. The filters combine: ' +
+          '`status`, `slug`, `vendor` and `product_type` compare exactly, `tag` and ' +
+          '`option.<Name>` in any case, `price_min` and `price_max` inclusive; a filter ' +
+          'repeated means any of its values. `facets` adds exact counts, each facet counted ' +
+          'over every filter but its own.',
         querystring: ListProductsQuery,
         response: withErrors({ 200: ProductPage, 400: ErrorBody }),
       },
     },
-    async (request) => listProducts(database, principalOf(request).storeId, request.query),
+    async (request) =>
+      listProducts(database, principalOf(request).storeId, request.query as ListQuery),
   )
 }

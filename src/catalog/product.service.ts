@@ -7,14 +7,11 @@ import { appendEvent, pendingEvent } from '../events/outbox.js'
 import { ifMatchAllows, ifMatchVersions } from '../http/conditional.js'
 import { rowToProduct, rowToVariant } from './catalog.mappers.js'
 import {
-  DEFAULT_PAGE_SIZE,
   type CreateProductInput,
-  type ListProductsQuery,
   type Product,
   type ProductWithVariants,
   type UpdateProductInput,
 } from './catalog.schemas.js'
-import { decodeCursor, encodeCursor } from './cursor.js'
 import { toStoredAmount, toStoredAmountOrNull } from './money.js'
 import {
   claimSlugSetByHand,
@@ -22,7 +19,6 @@ import {
   findProductForUpdate,
   insertProductWithSlugSetByHand,
   insertProductWithUniqueSlug,
-  listProductRows,
   patchProductInOneStatement,
   replaceProductTags,
   updateProductRow,
@@ -33,6 +29,10 @@ import { normalizeImages, tagKey, tagKeysJson, uniqueTags } from './record-field
 import { slugify } from './slug.js'
 import { checkTransition, statusesBarredFrom } from './transitions.js'
 import { findProductWithVariants } from './variant.repository.js'
+import { withNewProductDocument, withSearchDocuments } from '../search/search-documents.js'
+
+// The list moved to search (src/search/search.service.ts); its callers import it from here too.
+export { listProducts } from '../search/search.service.js'
 
 /**
  * A write of the catalogue: one unit of work, run by `database.write` (or by the
@@ -77,7 +77,11 @@ export function createProductWork(
   input: CreateProductInput,
   slug?: string,
 ): Work<Product> {
-  return (db) => createProductIn(db, storeId, input, slug)
+  return withNewProductDocument(
+    storeId,
+    (product) => ({ ...product, product_type: product.productType }),
+    (db) => createProductIn(db, storeId, input, slug),
+  )
 }
 
 /**
@@ -160,21 +164,25 @@ export function updateProductWork(
   patch: UpdateProductInput,
   ifMatch: string | undefined,
 ): Work<Product> {
-  return async (db) => {
-    if (isUuid(id) && patch.slug === undefined && patch.tags === undefined) {
-      const row = await patchProductInOneStatement(db, {
-        storeId,
-        id: id.toLowerCase(),
-        changes: oneStatementChanges(patch),
-        versions: ifMatchVersions(ifMatch),
-        statusesBarred: patch.status ? statusesBarredFrom(patch.status) : [],
-        updatedAt: nowIso(),
-        event: pendingEvent('product.updated'),
-      })
-      if (row) return rowToProduct(row)
-    }
-    return inTransaction(db, (tx) => updateProductIn(tx, storeId, id, patch, ifMatch))
-  }
+  return withSearchDocuments(
+    storeId,
+    (product) => [product.id],
+    async (db) => {
+      if (isUuid(id) && patch.slug === undefined && patch.tags === undefined) {
+        const row = await patchProductInOneStatement(db, {
+          storeId,
+          id: id.toLowerCase(),
+          changes: oneStatementChanges(patch),
+          versions: ifMatchVersions(ifMatch),
+          statusesBarred: patch.status ? statusesBarredFrom(patch.status) : [],
+          updatedAt: nowIso(),
+          event: pendingEvent('product.updated'),
+        })
+        if (row) return rowToProduct(row)
+      }
+      return inTransaction(db, (tx) => updateProductIn(tx, storeId, id, patch, ifMatch))
+    },
+  )
 }
 
 /**
@@ -294,12 +302,16 @@ export function deleteProductWork(
   id: string,
   ifMatch: string | undefined,
 ): Work<Deleted> {
-  return async (db) => {
-    const row = await lockProduct(db, storeId, id, ifMatch)
-    await deleteProductRow(db, storeId, row.id)
-    await appendEvent(db, storeId, { type: 'product.deleted', object: row })
-    return { id: row.id, deleted: true }
-  }
+  return withSearchDocuments(
+    storeId,
+    (deleted) => [deleted.id],
+    async (db) => {
+      const row = await lockProduct(db, storeId, id, ifMatch)
+      await deleteProductRow(db, storeId, row.id)
+      await appendEvent(db, storeId, { type: 'product.deleted', object: row })
+      return { id: row.id, deleted: true }
+    },
+  )
 }
 
 /**
@@ -330,29 +342,4 @@ export async function getProduct(
   const found = await findProductWithVariants(database.kysely, storeId, id.toLowerCase())
   if (!found) throw productNotFound()
   return { ...rowToProduct(found.product), variants: found.variants.map(rowToVariant) }
-}
-
-export async function listProducts(
-  database: Database,
-  storeId: string,
-  query: ListProductsQuery,
-): Promise<{ data: Product[]; nextCursor: string | null }> {
-  // The query schema's default fills limit in; the fallback is for the type only.
-  const limit = query.limit ?? DEFAULT_PAGE_SIZE
-  const rows = await listProductRows(database.kysely, {
-    storeId,
-    filters: {
-      status: query.status,
-      slug: query.slug,
-      vendor: query.vendor,
-      productType: query.product_type,
-      tag: query.tag === undefined ? undefined : tagKey(query.tag),
-    },
-    after: query.cursor === undefined ? undefined : decodeCursor(query.cursor),
-    limit: limit + 1,
-  })
-  const data = rows.slice(0, limit).map(rowToProduct)
-  const last = data.at(-1)
-  const nextCursor = rows.length > limit && last ? encodeCursor(last) : null
-  return { data, nextCursor }
 }

@@ -23,11 +23,18 @@ const CYRILLIC_SIGNS = /[ЬьЪъ]/g
  * characters (cut at a `-` where possible); `product` when nothing is left.
  */
 export function slugify(name: string): string {
-  const words = anyAscii(name.replace(PICTOGRAPHS, ' ').replace(CYRILLIC_SIGNS, ''))
-    .toLowerCase()
+  const words = asciiLowercase(name)
     .replace(/[^a-z0-9]+/g, '-')
     .replace(/^-+|-+$/g, '')
   return truncate(words) || FALLBACK_SLUG
+}
+
+/**
+ * Text as slugs and search fold it: transliterated to ASCII (accents gone), lowercase. What is
+ * not `[a-z0-9]` in the result separates words.
+ */
+export function asciiLowercase(text: string): string {
+  return anyAscii(text.replace(PICTOGRAPHS, ' ').replace(CYRILLIC_SIGNS, '')).toLowerCase()
 }
 
 function truncate(slug: string): string {

@@ -1,5 +1,7 @@
 import { createHash } from 'node:crypto'
 import { inTransaction, isPostgres, type Database } from '../db/database.js'
+import { refreshSearchDocuments } from '../search/search-document.repository.js'
+import { withSearchDocuments } from '../search/search-documents.js'
 import { violatedUniqueConstraint } from '../db/driver-errors.js'
 import type { Executor } from '../db/schema.js'
 import { isUuid, newId, nowIso } from '../db/values.js'
@@ -48,10 +50,14 @@ export function addVariantWork(
   productId: string,
   input: CreateVariantInput,
 ): Work<Variant> {
-  return async (db) => {
-    if (!isUuid(productId)) throw productNotFound()
-    return addVariantIn(db, storeId, productId.toLowerCase(), input)
-  }
+  return withSearchDocuments(
+    storeId,
+    (variant) => [variant.productId],
+    async (db) => {
+      if (!isUuid(productId)) throw productNotFound()
+      return addVariantIn(db, storeId, productId.toLowerCase(), input)
+    },
+  )
 }
 
 /**
@@ -119,40 +125,44 @@ export function updateVariantWork(
   patch: UpdateVariantInput,
   ifMatch: string | undefined,
 ): Work<Variant> {
-  return async (db) => {
-    if (isUuid(productId) && isUuid(variantId) && patch.position === undefined) {
-      const options = patch.options === undefined ? undefined : (patch.options ?? {})
-      let row: VariantFields | undefined
-      try {
-        row = await patchVariantInOneStatement(db, {
-          storeId,
-          productId: productId.toLowerCase(),
-          variantId: variantId.toLowerCase(),
-          changes: {
-            name: patch.name,
-            sku: patch.sku,
-            barcode: patch.barcode,
-            price_e4: patch.price === undefined ? undefined : toStoredAmount(patch.price),
-            compare_at_price_e4:
-              patch.compare_at_price === undefined
-                ? undefined
-                : toStoredAmountOrNull(patch.compare_at_price),
-            weight_grams: patch.weight_grams,
-          },
-          options: options && { text: JSON.stringify(options), key: optionsKey(options) },
-          versions: ifMatchVersions(ifMatch),
-          updatedAt: nowIso(),
-          event: pendingEvent('variant.updated'),
-        })
-      } catch (error) {
-        throw conflictError(error) ?? error
+  return withSearchDocuments(
+    storeId,
+    (variant) => [variant.productId],
+    async (db) => {
+      if (isUuid(productId) && isUuid(variantId) && patch.position === undefined) {
+        const options = patch.options === undefined ? undefined : (patch.options ?? {})
+        let row: VariantFields | undefined
+        try {
+          row = await patchVariantInOneStatement(db, {
+            storeId,
+            productId: productId.toLowerCase(),
+            variantId: variantId.toLowerCase(),
+            changes: {
+              name: patch.name,
+              sku: patch.sku,
+              barcode: patch.barcode,
+              price_e4: patch.price === undefined ? undefined : toStoredAmount(patch.price),
+              compare_at_price_e4:
+                patch.compare_at_price === undefined
+                  ? undefined
+                  : toStoredAmountOrNull(patch.compare_at_price),
+              weight_grams: patch.weight_grams,
+            },
+            options: options && { text: JSON.stringify(options), key: optionsKey(options) },
+            versions: ifMatchVersions(ifMatch),
+            updatedAt: nowIso(),
+            event: pendingEvent('variant.updated'),
+          })
+        } catch (error) {
+          throw conflictError(error) ?? error
+        }
+        if (row) return rowToVariant(row)
       }
-      if (row) return rowToVariant(row)
-    }
-    return inTransaction(db, (tx) =>
-      updateVariantIn(tx, storeId, productId, variantId, patch, ifMatch),
-    )
-  }
+      return inTransaction(db, (tx) =>
+        updateVariantIn(tx, storeId, productId, variantId, patch, ifMatch),
+      )
+    },
+  )
 }
 
 /** The transaction path of a variant's PATCH: lock, find, check, write what changed. */
@@ -254,6 +264,7 @@ export function deleteVariantWork(
     await deleteVariantRow(db, storeId, current.id)
     await touchProductForVariants(db, storeId, product, nowIso())
     await appendEvent(db, storeId, { type: 'variant.deleted', object: current })
+    await refreshSearchDocuments(db, storeId, [product])
     return { id: current.id, deleted: true }
   }
 }

@@ -31,6 +31,8 @@ import * as postgresSlugSuffixes from './migrations/postgres/2026-11-29T00-slug-
 import * as sqliteSlugSuffixes from './migrations/sqlite/2026-11-29T00-slug-suffixes.js'
 import * as postgresImportWarnings from './migrations/postgres/2026-11-29T01-import-warnings.js'
 import * as sqliteImportWarnings from './migrations/sqlite/2026-11-29T01-import-warnings.js'
+import * as postgresSearch from './migrations/postgres/2026-11-30T00-search.js'
+import * as sqliteSearch from './migrations/sqlite/2026-11-30T00-search.js'
 
 /** Each dialect's migrations, by name; names sort in the order they are applied. */
 const MIGRATIONS: Record<Dialect, Record<string, Migration>> = {
@@ -50,6 +52,7 @@ const MIGRATIONS: Record<Dialect, Record<string, Migration>> = {
     '2026-11-27T00-imports-newest': sqliteImportsNewest,
     '2026-11-29T00-slug-suffixes': sqliteSlugSuffixes,
     '2026-11-29T01-import-warnings': sqliteImportWarnings,
+    '2026-11-30T00-search': sqliteSearch,
   },
   postgres: {
     '2026-11-21T00-initial': postgresInitial,
@@ -69,6 +72,7 @@ const MIGRATIONS: Record<Dialect, Record<string, Migration>> = {
     '2026-11-27T00-imports-newest': postgresImportsNewest,
     '2026-11-29T00-slug-suffixes': postgresSlugSuffixes,
     '2026-11-29T01-import-warnings': postgresImportWarnings,
+    '2026-11-30T00-search': postgresSearch,
   },
 }
 

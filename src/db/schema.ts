@@ -224,14 +224,41 @@ export interface WebhookDeliveryTable {
   created_at: Timestamp
 }
 
+/**
+ * A product's search document (src/search): its text folded in JS; the engine's index is
+ * derived by the database (PostgreSQL: the generated `document` tsvector; SQLite: the
+ * contentless FTS5 table product_search_fts, kept by triggers, by `doc`).
+ */
+export interface ProductSearchTable {
+  doc: ColumnType<number, never, never>
+  store_id: string
+  product_id: string
+  name_words: string
+  other_words: string
+  name_key: string
+  codes: string
+}
+
+/** A value of a product for a facet of many values (a tag, an option's value), without case. */
+export interface SearchFacetTable {
+  store_id: string
+  product_id: string
+  kind: string
+  name_key: string
+  value_key: string
+  value: string
+}
+
 export interface DB {
   api_keys: ApiKeyTable
   event_pruning: EventPruningTable
   events: EventTable
   idempotency_keys: IdempotencyKeyTable
   imports: ImportTable
+  product_search: ProductSearchTable
   product_tags: ProductTagTable
   products: ProductTable
+  search_facets: SearchFacetTable
   slug_counters: SlugCounterTable
   variants: VariantTable
   webhook_endpoint_counts: WebhookEndpointCountTable

@@ -1,5 +1,5 @@
 import { validationFailed, type AppError } from '../errors.js'
-import type { EventPosition } from './event.repository.js'
+import type { EventPosition } from './event-queries.js'
 
 /**
  * The opaque cursor of the event feed: base64url of `e1.<xid>.<seq>`, the position of the

@@ -2,7 +2,7 @@ import { Type, type Static } from 'typebox'
 import { Product, Variant } from '../catalog/catalog.schemas.js'
 import { Timestamp } from '../http/schemas.js'
 import { encodeEventCursor } from './event-cursor.js'
-import { START } from './event.repository.js'
+import { START } from './event-queries.js'
 import { EVENT_TYPES, type EventType } from './event.service.js'
 
 export const DEFAULT_EVENT_PAGE_SIZE = 100

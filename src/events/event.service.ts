@@ -15,11 +15,8 @@ import {
   findPrunedThrough,
   hasEventAt,
   hasHeldBackEvent,
-  START,
-  type EventPageQuery,
-  type EventPosition,
-  type EventRow,
 } from './event.repository.js'
+import { START, type EventPageQuery, type EventPosition, type EventRow } from './event-queries.js'
 import type { EventType } from './outbox.js'
 
 // The types are the outbox's; the webhooks take them from here.

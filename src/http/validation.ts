@@ -165,7 +165,7 @@ function findCamelCase(
 }
 
 interface QuerySchema {
-  properties?: Record<string, { type?: string | string[] }>
+  properties?: Record<string, { type?: string | string[]; anyOf?: { type?: string }[] }>
 }
 
 /** A whole number as JSON writes it: no sign but minus, no leading zero, no space. */
@@ -188,7 +188,9 @@ function strictQuery(schema: QuerySchema, validate: Validate): Validate {
       : types.includes('number')
         ? NUMBER_TEXT
         : undefined
-    return { name, digits, kind: types.includes('integer') ? 'a whole number' : 'a number' }
+    // A parameter whose schema takes a list may be repeated (a filter's several values).
+    const many = types.includes('array') || (property.anyOf ?? []).some((s) => s.type === 'array')
+    return { name, digits, many, kind: types.includes('integer') ? 'a whole number' : 'a number' }
   })
   const check = ((data: Record<string, unknown>) => {
     const problems: ErrorObject[] = []
@@ -204,11 +206,12 @@ function strictQuery(schema: QuerySchema, validate: Validate): Validate {
       rest ??= { ...data }
       delete rest[name]
     }
-    for (const { name, digits, kind } of rules) {
+    for (const { name, digits, many, kind } of rules) {
       const value = data[name]
       if (value === undefined) continue
-      if (Array.isArray(value)) refuse(name, 'must be given once')
-      else if (digits && typeof value === 'string' && !digits.test(value)) {
+      if (Array.isArray(value)) {
+        if (!many) refuse(name, 'must be given once')
+      } else if (digits && typeof value === 'string' && !digits.test(value)) {
         refuse(name, `must be ${kind} in decimal digits`)
       }
     }

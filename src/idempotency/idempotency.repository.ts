@@ -1,5 +1,5 @@
 import { sql } from 'kysely'
-import { isPostgres } from '../db/database.js'
+import { dialectOf } from '../db/dialect.js'
 import type { Executor } from '../db/schema.js'
 
 /** A stored answer, as replayed. */
@@ -16,7 +16,7 @@ export interface IdempotencyRecord {
  * this key runs. Released by the commit or rollback. SQLite has a single writer: true.
  */
 export async function tryLockKey(db: Executor, storeId: string, key: string): Promise<boolean> {
-  if (!isPostgres(db)) return true
+  if (!dialectOf(db).concurrentWriters) return true
   const { rows } = await sql<{ locked: boolean }>`
     select pg_try_advisory_xact_lock(hashtextextended(${`${storeId}:${key}`}, 0)) as locked
   `.execute(db)
@@ -94,7 +94,7 @@ export async function deleteExpiredRecords(
     .select(['store_id', 'key'])
     .where('expires_at', '<=', now)
     .limit(limit)
-  if (isPostgres(db)) expired = expired.forUpdate().skipLocked()
+  expired = dialectOf(db).forUpdateSkipLocked(expired)
   const result = await db
     .deleteFrom('idempotency_keys')
     .where((eb) => eb(eb.refTuple('store_id', 'key'), 'in', expired.$asTuple('store_id', 'key')))

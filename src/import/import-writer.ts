@@ -13,7 +13,8 @@ import { insertVariantRows } from '../catalog/variant.repository.js'
 import { addVariantWork, newVariantFields, updateVariantWork } from '../catalog/variant.service.js'
 import type { DB, Executor, NewVariantRow } from '../db/schema.js'
 import { newId, nowIso } from '../db/values.js'
-import { insertEvents, type NewEvent } from '../events/event.repository.js'
+import { appendEvents as insertEvents, type NewEvent } from '../events/outbox.js'
+import { refreshSearchDocuments } from '../search/search-document.repository.js'
 import { refusal } from './import-errors.js'
 import { failed, type Outcome } from './import-outcome.js'
 import type { ProductPlan } from './import-plan.js'
@@ -137,4 +138,9 @@ export async function insertNewProducts(
   await insertProductsSetByHand(tx, storeId, products)
   await insertVariantRows(tx, variants)
   await insertEvents(tx, events)
+  await refreshSearchDocuments(
+    tx,
+    storeId,
+    products.map(({ row }) => row.id),
+  )
 }

@@ -1,5 +1,5 @@
 import { sql } from 'kysely'
-import { isPostgres } from '../db/database.js'
+import { dialectOf } from '../db/dialect.js'
 import type { Executor } from '../db/schema.js'
 import { DELIVERIES_CHANNEL } from './wakeup.js'
 
@@ -41,7 +41,7 @@ export async function listDeliveryRows(
   after: { createdAt: string; id: string } | undefined,
   limit: number,
 ): Promise<DeliveryRow[]> {
-  const postgres = isPostgres(db)
+  const { cast } = dialectOf(db)
   let query = db
     .selectFrom('webhook_deliveries')
     .select(DELIVERY_COLUMNS)
@@ -49,9 +49,7 @@ export async function listDeliveryRows(
     .where('endpoint_id', '=', endpointId)
   if (after !== undefined) {
     query = query.where(
-      postgres
-        ? sql<boolean>`(created_at, id) < (${after.createdAt}::timestamptz, ${after.id}::uuid)`
-        : sql<boolean>`(created_at, id) < (${after.createdAt}, ${after.id})`,
+      sql<boolean>`(created_at, id) < (${cast(after.createdAt, 'timestamptz')}, ${cast(after.id, 'uuid')})`,
     )
   }
   return (await query
@@ -88,8 +86,7 @@ export async function retryDeliveryRow(
     .where('id', '=', id)
     .returning(DELIVERY_COLUMNS)
     .executeTakeFirst()
-  if (row !== undefined && isPostgres(db)) {
-    await sql`select pg_notify(${DELIVERIES_CHANNEL}, current_schema())`.execute(db)
-  }
+  const notify = dialectOf(db).notify(DELIVERIES_CHANNEL)
+  if (row !== undefined && notify !== undefined) await notify.execute(db)
   return row as DeliveryRow | undefined
 }

@@ -10,9 +10,8 @@ import {
   hasEnabledEndpoint,
   recordOutcomes,
   releaseDelivery,
-  type ClaimedDelivery,
-  type DueDelivery,
 } from './delivery-claim.repository.js'
+import type { ClaimedDelivery, DueDelivery } from './claim-queries.js'
 import { decideOutcome, type DeliveryOutcome } from './delivery-outcome.js'
 import { dispatcherMetrics } from './dispatcher-metrics.js'
 import { systemScheduler, type Cancel, type Scheduler } from './scheduler.js'

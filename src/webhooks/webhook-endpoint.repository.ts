@@ -1,6 +1,5 @@
 import { sql } from 'kysely'
-import { isPostgres } from '../db/database.js'
-import { movedOn } from '../db/timestamps.js'
+import { dialectOf } from '../db/dialect.js'
 import type { Executor, WebhookEndpointRow } from '../db/schema.js'
 
 /** The columns of an endpoint as stored, for an insert. */
@@ -65,7 +64,7 @@ export async function insertEndpoint(db: Executor, row: NewEndpoint): Promise<We
       url: row.url,
       events: JSON.stringify(row.events),
       description: row.description,
-      enabled: isPostgres(db) ? true : 1,
+      enabled: dialectOf(db).boolean(true),
       secret: row.secret,
       created_at: row.createdAt,
       updated_at: row.createdAt,
@@ -98,7 +97,7 @@ export function findEndpointForUpdate(
     .selectAll()
     .where('store_id', '=', storeId)
     .where('id', '=', id)
-  return (isPostgres(db) ? query.forUpdate() : query).executeTakeFirst()
+  return dialectOf(db).forUpdate(query).executeTakeFirst()
 }
 
 /** The store's endpoints, oldest first (ids are UUIDv7: creation order). */
@@ -120,7 +119,7 @@ export async function updateEndpointRow(
   changes: EndpointChanges,
   updatedAt: string,
 ): Promise<WebhookEndpointRow> {
-  const postgres = isPostgres(db)
+  const dialect = dialectOf(db)
   return await db
     .updateTable('webhook_endpoints')
     .set({
@@ -128,9 +127,9 @@ export async function updateEndpointRow(
       ...(changes.events !== undefined && { events: JSON.stringify(changes.events) }),
       ...(changes.description !== undefined && { description: changes.description }),
       ...(changes.enabled !== undefined && {
-        enabled: postgres ? changes.enabled : changes.enabled ? 1 : 0,
+        enabled: dialect.boolean(changes.enabled),
       }),
-      updated_at: movedOn(postgres, 'webhook_endpoints.updated_at', updatedAt),
+      updated_at: dialect.movedOn('webhook_endpoints.updated_at', updatedAt),
     })
     .where('store_id', '=', storeId)
     .where('id', '=', id)

@@ -1,0 +1,399 @@
+/**
+ * The search benchmark (issue 34): loads a large store (names from a vocabulary of a few
+ * thousand words, 50 vendors, 200 tags, Color x Size options, 2 variants each) straight into
+ * the tables, builds the search documents with the real migration (timed, peak RSS of its own
+ * process), then times the issue's queries through the service's list (one client, in
+ * process: latency of the service's statements, no HTTP) beside a plain LIKE/ILIKE scan of
+ * the same store, and the write cost of the document.
+ *
+ *   npx tsx bench/search.ts --dialect sqlite --products 1000000
+ *   npx tsx bench/search.ts --dialect postgres --products 1000000   (BENCH_POSTGRES_URL)
+ *   npx tsx bench/search.ts --short                                   (CI: 5,000, both if set)
+ */
+import { spawnSync } from 'node:child_process'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { sql } from 'kysely'
+import pg from 'pg'
+import {
+  newProductRow,
+  createProductWork,
+  updateProductWork,
+} from '../src/catalog/product.service.js'
+import { newVariantFields } from '../src/catalog/variant.service.js'
+import { createDatabase, type Database } from '../src/db/database.js'
+import { migrateToLatest } from '../src/db/migrate.js'
+import * as sqliteSearch from '../src/db/migrations/sqlite/2026-11-30T00-search.js'
+import * as postgresSearch from '../src/db/migrations/postgres/2026-11-30T00-search.js'
+import { refreshSearchDocuments } from '../src/search/search-document.repository.js'
+import { listProducts } from '../src/search/search.service.js'
+
+type Dialect = 'sqlite' | 'postgres'
+const STORE = 'bench'
+const args = process.argv.slice(2)
+const arg = (name: string) => {
+  const i = args.indexOf(`--${name}`)
+  return i >= 0 ? args[i + 1] : undefined
+}
+
+/** Deterministic pseudo-random numbers (mulberry32). */
+function random(seed: number) {
+  return () => {
+    seed = (seed + 0x6d2b79f5) | 0
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed)
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+  }
+}
+
+/** A vocabulary of 3,000 made-up words (syllables), some with accents. */
+function vocabulary(size = 3000): string[] {
+  const syllables = [
+    'ka',
+    'lo',
+    'mi',
+    'ré',
+    'su',
+    'ta',
+    'vé',
+    'no',
+    'pa',
+    'zi',
+    'co',
+    'lu',
+    'bé',
+    'dra',
+    'fen',
+    'gor',
+    'hal',
+    'jin',
+    'kru',
+    'mel',
+  ]
+  const next = random(7)
+  const words = new Set<string>()
+  while (words.size < size) {
+    const n = 2 + Math.floor(next() * 2)
+    let word = ''
+    for (let i = 0; i < n; i++) word += syllables[Math.floor(next() * syllables.length)]
+    words.add(word)
+  }
+  return [...words]
+}
+
+const WORDS = vocabulary()
+const VENDORS = Array.from({ length: 50 }, (_, i) => `Vendor ${i}`)
+const TAGS = Array.from({ length: 200 }, (_, i) => `tag-${i}`)
+const COLORS = ['Red', 'Blue', 'Green', 'Black', 'White', 'Grey', 'Navy', 'Beige']
+const SIZES = ['XS', 'S', 'M', 'L', 'XL']
+
+async function openDatabase(dialect: Dialect): Promise<{ url: string; drop: () => Promise<void> }> {
+  if (dialect === 'sqlite') {
+    const dir = mkdtempSync(join(tmpdir(), 'bench-search-'))
+    return {
+      url: `sqlite:${join(dir, 'catalog.db')}`,
+      drop: async () => rmSync(dir, { recursive: true, force: true }),
+    }
+  }
+  const base = process.env.BENCH_POSTGRES_URL
+  if (!base) throw new Error('BENCH_POSTGRES_URL is not set')
+  const schema = `bench_search_${process.pid}`
+  const admin = async (text: string) => {
+    const client = new pg.Client({ connectionString: base })
+    await client.connect()
+    try {
+      await client.query(text)
+    } finally {
+      await client.end()
+    }
+  }
+  await admin(`create schema ${schema}`)
+  const url = new URL(base)
+  url.searchParams.set('options', `-c search_path=${schema}`)
+  return { url: url.toString(), drop: () => admin(`drop schema ${schema} cascade`) }
+}
+
+/** Loads `count` products with 2 variants each, a batch per transaction, newest last. */
+async function load(database: Database, count: number): Promise<void> {
+  const next = random(34)
+  const pick = <T>(list: readonly T[]) => list[Math.floor(next() * list.length)]!
+  // Words skewed (the first ones common, as in real names): WORDS[17] is in about 1 % of products.
+  const word = () => WORDS[Math.floor(next() * next() * WORDS.length)]!
+  const start = Date.parse('2026-01-01T00:00:00.000Z')
+  const batch = 500
+  for (let from = 0; from < count; from += batch) {
+    const products: Record<string, unknown>[] = []
+    const variants: Record<string, unknown>[] = []
+    const tags: Record<string, unknown>[] = []
+    for (let i = from; i < Math.min(count, from + batch); i++) {
+      const name = `${word()} ${word()} ${word()}`
+      const productTags = [pick(TAGS), pick(TAGS)].filter((t, j, all) => all.indexOf(t) === j)
+      const at = new Date(start + i * 1000).toISOString()
+      const row = newProductRow(
+        STORE,
+        {
+          name,
+          description: `${word()} ${word()} ${word()} ${word()}`,
+          vendor: pick(VENDORS),
+          product_type: `Type ${Math.floor(next() * 20)}`,
+          price: Math.round(next() * 20000) / 100,
+          tags: productTags,
+          sku: `SKU-${i}`,
+        },
+        productTags,
+        at,
+      )
+      products.push({ ...row, slug: `p-${i}`, max_variant_position: 2, version: 3 })
+      for (const t of productTags)
+        tags.push({
+          store_id: STORE,
+          product_id: row.id,
+          tag_key: t,
+          status: row.status,
+          created_at: at,
+        })
+      const color = pick(COLORS)
+      for (const [position, size] of [pick(SIZES), pick(SIZES.filter(() => true))].entries()) {
+        const fields = newVariantFields(
+          STORE,
+          row.id,
+          {
+            name: `${color} / ${size}`,
+            sku: `SKU-${i}-${position}`,
+            options: { Color: color, Size: `${size}${position}` },
+          },
+          at,
+        )
+        variants.push({ ...fields, price_e4: row.price_e4, position: position + 1 })
+      }
+    }
+    await database.kysely.transaction().execute(async (tx) => {
+      await tx
+        .insertInto('products')
+        .values(products as never)
+        .execute()
+      await tx
+        .insertInto('product_tags')
+        .values(tags as never)
+        .execute()
+      for (let i = 0; i < variants.length; i += 250)
+        await tx
+          .insertInto('variants')
+          .values(variants.slice(i, i + 250) as never)
+          .execute()
+    })
+  }
+}
+
+interface QueryCase {
+  label: string
+  query: Record<string, unknown>
+  like?: string[]
+}
+
+function queries(): QueryCase[] {
+  // A word in about 1 % of products: each name has 3 of 3,000 words, descriptions 4: any word is
+  // in about 0.23 % of products; a tag is in 1 % (2 of 200), and so is its word.
+  const word = WORDS[17]!
+  const facets = 'vendor,tag,option.Color'
+  const cases: QueryCase[] = [
+    { label: 'a word', query: { q: word }, like: [word] },
+    { label: 'two words', query: { q: `${WORDS[0]} ${WORDS[1]}` }, like: [WORDS[0]!, WORDS[1]!] },
+    { label: 'a prefix', query: { q: word.slice(0, 4) }, like: [word.slice(0, 4)] },
+    { label: 'a sku', query: { q: 'SKU-4242-1' }, like: ['SKU-4242-1'] },
+    { label: 'a miss', query: { q: 'zzzqqq' }, like: ['zzzqqq'] },
+  ]
+  const all: QueryCase[] = []
+  for (const c of cases) {
+    all.push(c)
+    all.push({ label: `${c.label}, by price`, query: { ...c.query, sort: 'price' } })
+    all.push({ label: `${c.label}, 3 facets`, query: { ...c.query, facets } })
+  }
+  all.push({ label: 'no q, vendor + 3 facets', query: { vendor: 'Vendor 3', facets } })
+  all.push({ label: 'no q, by price', query: { sort: 'price' } })
+  return all
+}
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!
+}
+
+async function time(runs: number, work: () => Promise<unknown>) {
+  for (let i = 0; i < 3; i++) await work()
+  const times: number[] = []
+  for (let i = 0; i < runs; i++) {
+    const t0 = performance.now()
+    await work()
+    times.push(performance.now() - t0)
+  }
+  times.sort((a, b) => a - b)
+  return { p50: percentile(times, 50), p95: percentile(times, 95), p99: percentile(times, 99) }
+}
+
+/** The same match as a plain scan: every word in name or description, newest first. */
+async function likeScan(database: Database, words: string[]) {
+  const op = database.dialect === 'postgres' ? sql.raw('ilike') : sql.raw('like')
+  const conditions = words.map(
+    (w) =>
+      sql`(p.name ${op} ${`%${w}%`} or p.description ${op} ${`%${w}%`} or p.sku ${op} ${`%${w}%`})`,
+  )
+  return sql`select * from products p where p.store_id = ${STORE} and ${sql.join(conditions, sql` and `)}
+    order by p.created_at desc, p.id desc limit 51`.execute(database.kysely)
+}
+
+async function pageFifty(database: Database, query: Record<string, unknown>) {
+  let cursor: string | undefined
+  for (let page = 1; page < 50; page++) {
+    const answer = await listProducts(database, STORE, {
+      ...query,
+      limit: 50,
+      ...(cursor && { cursor }),
+    })
+    if (!answer.nextCursor) return
+    cursor = answer.nextCursor
+  }
+  return listProducts(database, STORE, { ...query, limit: 50, cursor })
+}
+
+/**
+ * Create and PATCH rates with the document write, and of the same units with the document
+ * written twice: the second write's cost is the document's, so the rate without it is
+ * derived (1 / (2 t1 - t2)) from two measurements of one run.
+ */
+async function writeRates(database: Database, n: number) {
+  const rate = async (work: (i: number) => Promise<unknown>) => {
+    const t0 = performance.now()
+    for (let i = 0; i < n; i++) await work(i)
+    return (performance.now() - t0) / n
+  }
+  const ids: string[] = []
+  const create = (i: number, twice: boolean) =>
+    database.writeAtomic(async (db) => {
+      const product = await createProductWork(STORE, {
+        name: `Bench new ${i} ${WORDS[i % WORDS.length]}`,
+        tags: ['x'],
+      })(db)
+      if (twice) await refreshSearchDocuments(db, STORE, [product.id])
+      ids.push(product.id)
+    })
+  const patch = (i: number, twice: boolean) =>
+    database.writeAtomic(async (db) => {
+      await updateProductWork(
+        STORE,
+        ids[i]!,
+        { description: `changed ${i} ${twice}` },
+        undefined,
+      )(db)
+      if (twice) await refreshSearchDocuments(db, STORE, [ids[i]!])
+    })
+  const createOnce = await rate((i) => create(i, false))
+  const createTwice = await rate((i) => create(n + i, true))
+  const patchOnce = await rate((i) => patch(i, false))
+  const patchTwice = await rate((i) => patch(n + i, true))
+  const perSecond = (ms: number) => 1000 / ms
+  return {
+    create: perSecond(createOnce),
+    createWithout: perSecond(2 * createOnce - createTwice),
+    patch: perSecond(patchOnce),
+    patchWithout: perSecond(2 * patchOnce - patchTwice),
+  }
+}
+
+async function main() {
+  if (args[0] === 'migrate') {
+    // The child: the search migration alone, on a database loaded before it.
+    const database = createDatabase(args[1]!)
+    const t0 = performance.now()
+    const applied = await migrateToLatest(database)
+    await database.close()
+    console.log(
+      JSON.stringify({
+        applied,
+        seconds: (performance.now() - t0) / 1000,
+        maxRssMiB: process.resourceUsage().maxRSS / 1024,
+      }),
+    )
+    return
+  }
+  const short = args.includes('--short')
+  const count = Number(arg('products') ?? (short ? 5000 : 200_000))
+  const dialects: Dialect[] = arg('dialect')
+    ? [arg('dialect') as Dialect]
+    : process.env.BENCH_POSTGRES_URL
+      ? ['sqlite', 'postgres']
+      : ['sqlite']
+  const runs = Number(arg('runs') ?? (short ? 20 : 200))
+  for (const dialect of dialects) {
+    const { url, drop } = await openDatabase(dialect)
+    try {
+      let database = createDatabase(url)
+      await migrateToLatest(database)
+      // Back to the release before search, so that the migration builds the documents.
+      const down = dialect === 'sqlite' ? sqliteSearch.down : postgresSearch.down
+      await down(database.kysely as never)
+      await sql`delete from kysely_migration where name = '2026-11-30T00-search'`.execute(
+        database.kysely,
+      )
+      const t0 = performance.now()
+      await load(database, count)
+      console.log(
+        `${dialect}: loaded ${count.toLocaleString('en')} products, ${2 * count} variants in ${((performance.now() - t0) / 1000).toFixed(0)} s`,
+      )
+      await database.close()
+      const child = spawnSync(
+        process.execPath,
+        ['--import', 'tsx', fileURLToPath(import.meta.url), 'migrate', url],
+        { encoding: 'utf8' },
+      )
+      if (child.status !== 0) throw new Error(child.stderr)
+      const migration = JSON.parse(child.stdout.trim().split('\n').at(-1)!)
+      console.log(
+        `${dialect}: migration built the documents in ${migration.seconds.toFixed(1)} s, peak RSS ${migration.maxRssMiB.toFixed(0)} MiB`,
+      )
+      database = createDatabase(url)
+      if (dialect === 'postgres') await sql`analyze`.execute(database.kysely)
+      else await sql`analyze`.execute(database.kysely)
+      console.log(
+        `\n| ${dialect} (${count.toLocaleString('en')} products) | matches | p50 ms | p95 ms | p99 ms | ${dialect === 'postgres' ? 'ILIKE' : 'LIKE'} p50 ms | ratio |`,
+      )
+      console.log('| --- | --- | --- | --- | --- | --- | --- |')
+      for (const c of queries()) {
+        const first = await listProducts(database, STORE, { ...c.query, limit: 50 })
+        const t = await time(runs, () => listProducts(database, STORE, { ...c.query, limit: 50 }))
+        let like = ''
+        let ratio = ''
+        if (c.like) {
+          const l = await time(Math.max(3, Math.floor(runs / 20)), () =>
+            likeScan(database, c.like!),
+          )
+          like = l.p50.toFixed(1)
+          ratio = `${(l.p50 / t.p50).toFixed(0)}x`
+        }
+        const matched = first.data.length === 50 ? '50+' : String(first.data.length)
+        console.log(
+          `| ${c.label} | ${matched} | ${t.p50.toFixed(1)} | ${t.p95.toFixed(1)} | ${t.p99.toFixed(1)} | ${like} | ${ratio} |`,
+        )
+      }
+      const deep = await time(Math.max(3, Math.floor(runs / 20)), () =>
+        pageFifty(database, { q: 'tag 17', sort: 'price' }),
+      )
+      console.log(
+        `| page 50 of a word by price (walked from page 1: 50 requests) | | ${deep.p50.toFixed(1)} | ${deep.p95.toFixed(1)} | | | |`,
+      )
+      const rates = await writeRates(database, short ? 50 : 500)
+      const cost = (withIt: number, without: number) =>
+        `${(100 * (1 - withIt / without)).toFixed(0)} %`
+      console.log(
+        `\n${dialect}: create ${rates.create.toFixed(0)}/s with the document, ${rates.createWithout.toFixed(0)}/s without (cost ${cost(rates.create, rates.createWithout)}); ` +
+          `PATCH ${rates.patch.toFixed(0)}/s with, ${rates.patchWithout.toFixed(0)}/s without (cost ${cost(rates.patch, rates.patchWithout)})`,
+      )
+      await database.close()
+    } finally {
+      await drop()
+    }
+  }
+}
+
+await main()

@@ -1,0 +1,58 @@
+import { sql, type RawBuilder } from 'kysely'
+import type { Executor } from '../db/schema.js'
+import { inList } from '../db/values.js'
+
+/**
+ * The SQL of one filter condition on a product, each a small function of its values, on the
+ * products aliased `p`: the list's filters use them, and so may collections' smart rules.
+ * Every text value is given as the filter compares it (tags and options without case:
+ * lowercased by the caller).
+ */
+export type Condition = RawBuilder<boolean>
+
+export function statusIn(db: Executor, statuses: readonly string[]): Condition {
+  return inList(db, 'p.status', 'text', statuses)
+}
+
+export function slugIn(db: Executor, slugs: readonly string[]): Condition {
+  return inList(db, 'p.slug', 'text', slugs)
+}
+
+export function vendorIn(db: Executor, vendors: readonly string[]): Condition {
+  return inList(db, 'p.vendor', 'text', vendors)
+}
+
+export function productTypeIn(db: Executor, types: readonly string[]): Condition {
+  return inList(db, 'p.product_type', 'text', types)
+}
+
+/** A value of the product's among `valueKeys` for facet `kind`/`nameKey` (search_facets). */
+export function facetValueIn(
+  db: Executor,
+  kind: string,
+  nameKey: string,
+  valueKeys: readonly string[],
+): Condition {
+  return sql<boolean>`exists (select 1 from search_facets f
+    where f.store_id = p.store_id and f.kind = ${kind} and f.name_key = ${nameKey}
+    and ${inList(db, 'f.value_key', 'text', valueKeys)} and f.product_id = p.id)`
+}
+
+/** A tag among `tagKeys` (lowercased). */
+export function tagIn(db: Executor, tagKeys: readonly string[]): Condition {
+  return facetValueIn(db, 'tag', '', tagKeys)
+}
+
+/** A variant whose option `nameKey` has a value among `valueKeys` (both lowercased). */
+export function optionIn(db: Executor, nameKey: string, valueKeys: readonly string[]): Condition {
+  return facetValueIn(db, 'option', nameKey, valueKeys)
+}
+
+/** The product's price (ten-thousandths) within the bounds, each inclusive, each optional. */
+export function priceBetween(minE4: number | undefined, maxE4: number | undefined): Condition {
+  const bounds = [
+    minE4 === undefined ? undefined : sql`p.price_e4 >= ${minE4}`,
+    maxE4 === undefined ? undefined : sql`p.price_e4 <= ${maxE4}`,
+  ].filter((bound) => bound !== undefined)
+  return bounds.length === 0 ? sql<boolean>`1 = 1` : sql<boolean>`${sql.join(bounds, sql` and `)}`
+}

@@ -1,0 +1,149 @@
+import { dialectOf } from '../db/dialect.js'
+import type { Executor } from '../db/schema.js'
+import { inList, inPieces } from '../db/values.js'
+import { buildSearchDocument, type SearchDocument } from './search-document.js'
+
+/**
+ * More text of the products to search (the searchable custom attributes): each source answers
+ * the texts of those of `productIds` that have any. Sources add themselves to
+ * SEARCH_TEXT_SOURCES.
+ */
+export type SearchTextSource = (
+  db: Executor,
+  storeId: string,
+  productIds: readonly string[],
+) => Promise<Map<string, string[]>>
+
+export const SEARCH_TEXT_SOURCES: SearchTextSource[] = []
+
+/**
+ * Writes the search documents of the store's `productIds` as the products and their variants
+ * now stand (and removes those of products that are gone): called by every write that
+ * touches them, in its transaction, after its changes. On PostgreSQL the products are locked
+ * first, and read after the lock, so that of two transactions changing one product the later
+ * writes the document with both changes.
+ */
+export async function refreshSearchDocuments(
+  db: Executor,
+  storeId: string,
+  productIds: readonly string[],
+): Promise<void> {
+  if (productIds.length === 0) return
+  const ids = [...new Set(productIds)]
+  if (dialectOf(db).concurrentWriters) {
+    await dialectOf(db)
+      .forUpdate(
+        db
+          .selectFrom('products')
+          .select('id')
+          .where('store_id', '=', storeId)
+          .where(inList(db, 'id', 'uuid', ids)),
+      )
+      .execute()
+  }
+  const products = await db
+    .selectFrom('products')
+    .select([
+      'id',
+      'name',
+      'slug',
+      'description',
+      'vendor',
+      'product_type',
+      'sku',
+      'barcode',
+      'tags',
+    ])
+    .where('store_id', '=', storeId)
+    .where(inList(db, 'id', 'uuid', ids))
+    .execute()
+  const variants = await db
+    .selectFrom('variants')
+    .select(['product_id', 'name', 'sku', 'barcode', 'options'])
+    .where('store_id', '=', storeId)
+    .where(inList(db, 'product_id', 'uuid', ids))
+    .orderBy('product_id')
+    .orderBy('position')
+    .orderBy('created_at')
+    .execute()
+  const extras = await Promise.all(SEARCH_TEXT_SOURCES.map((source) => source(db, storeId, ids)))
+  const byProduct = new Map<string, typeof variants>()
+  for (const variant of variants) {
+    const list = byProduct.get(variant.product_id)
+    if (list) list.push(variant)
+    else byProduct.set(variant.product_id, [variant])
+  }
+  const documents = products.map((product) =>
+    buildSearchDocument(
+      product,
+      byProduct.get(product.id) ?? [],
+      extras.flatMap((extra) => extra.get(product.id) ?? []),
+    ),
+  )
+  await writeSearchDocuments(db, storeId, ids, documents)
+}
+
+/**
+ * Replaces the documents of `ids` by `documents` (those of ids without one are removed).
+ * `fresh`: the products are new, with nothing to replace (a create).
+ */
+export async function writeSearchDocuments(
+  db: Executor,
+  storeId: string,
+  ids: readonly string[],
+  documents: readonly SearchDocument[],
+  fresh = false,
+): Promise<void> {
+  const kept = new Set(documents.map((document) => document.productId))
+  const gone = ids.filter((id) => !kept.has(id))
+  if (gone.length > 0) {
+    await db
+      .deleteFrom('product_search')
+      .where('store_id', '=', storeId)
+      .where(inList(db, 'product_id', 'uuid', gone))
+      .execute()
+  }
+  if (!fresh) {
+    await db
+      .deleteFrom('search_facets')
+      .where('store_id', '=', storeId)
+      .where(inList(db, 'product_id', 'uuid', ids))
+      .execute()
+  }
+  for (const piece of inPieces(documents, 6)) {
+    await db
+      .insertInto('product_search')
+      .values(
+        piece.map((document) => ({
+          store_id: storeId,
+          product_id: document.productId,
+          name_words: document.nameWords,
+          other_words: document.otherWords,
+          name_key: document.nameKey,
+          codes: document.codes,
+        })),
+      )
+      .onConflict((conflict) =>
+        conflict.columns(['store_id', 'product_id']).doUpdateSet((eb) => ({
+          name_words: eb.ref('excluded.name_words'),
+          other_words: eb.ref('excluded.other_words'),
+          name_key: eb.ref('excluded.name_key'),
+          codes: eb.ref('excluded.codes'),
+        })),
+      )
+      .execute()
+  }
+  const facetRows = documents.flatMap((document) =>
+    document.facetValues.map((facet) => ({
+      store_id: storeId,
+      product_id: document.productId,
+      kind: facet.kind,
+      name_key: facet.nameKey,
+      value_key: facet.valueKey,
+      value: facet.value,
+    })),
+  )
+  for (const piece of inPieces(facetRows, 6)) {
+    await db.insertInto('search_facets').values(piece).execute()
+  }
+}

@@ -1,0 +1,126 @@
+import assert from 'node:assert/strict'
+import { it } from 'node:test'
+import { sql, type RawBuilder } from 'kysely'
+import type { Database } from '../src/db/database.js'
+import { readSearchRequest } from '../src/search/search-query.js'
+import { facetQuery, searchPageQuery } from '../src/search/search.repository.js'
+import { filterKindOf } from '../src/search/search-filters.js'
+import { newProductRow } from '../src/catalog/product.service.js'
+import { refreshSearchDocuments } from '../src/search/search-document.repository.js'
+import { addVariant, buildTestApi, describeEachDialect } from './helpers.js'
+
+/**
+ * The planner serves the common shapes of a search from indexes: EXPLAIN (PostgreSQL, with
+ * sequential scans priced out, since the test's tables are tiny) and EXPLAIN QUERY PLAN
+ * (SQLite) of each name the index that must serve it.
+ */
+async function planOf(database: Database, query: RawBuilder<unknown>): Promise<string> {
+  if (database.dialect === 'sqlite') {
+    const plan = await sql<{ detail: string }>`explain query plan ${query}`.execute(database.kysely)
+    return plan.rows.map((row) => row.detail).join('\n')
+  }
+  return database.kysely.transaction().execute(async (tx) => {
+    await sql`set local enable_seqscan = off`.execute(tx)
+    const plan = await sql<{ 'QUERY PLAN': string }>`explain ${query}`.execute(tx)
+    return plan.rows.map((row) => row['QUERY PLAN']).join('\n')
+  })
+}
+
+const SHAPES: { query: Record<string, unknown>; facet?: string; uses: Record<string, RegExp> }[] = [
+  {
+    query: { q: 'blue shi' },
+    uses: { sqlite: /VIRTUAL TABLE INDEX/, postgres: /product_search_words/ },
+  },
+  {
+    query: { q: 'blue', sort: 'price' },
+    uses: { sqlite: /VIRTUAL TABLE INDEX/, postgres: /product_search_words/ },
+  },
+  {
+    query: { sort: 'price' },
+    uses: { sqlite: /products_by_price/, postgres: /products_by_price/ },
+  },
+  {
+    query: { sort: '-price', status: 'draft' },
+    uses: { sqlite: /products_by_price/, postgres: /products_by_price/ },
+  },
+  {
+    query: { sort: 'updated' },
+    uses: { sqlite: /products_by_updated/, postgres: /products_by_updated/ },
+  },
+  {
+    query: { sort: 'oldest' },
+    uses: { sqlite: /products_oldest/, postgres: /products_oldest/ },
+  },
+  {
+    query: { 'option.Color': 'blue', tag: 'sale' },
+    uses: { sqlite: /search_facets/, postgres: /search_facets_pkey/ },
+  },
+  {
+    query: { q: 'blue', vendor: 'Acme' },
+    facet: 'vendor',
+    uses: { sqlite: /VIRTUAL TABLE INDEX/, postgres: /product_search_words/ },
+  },
+  {
+    query: { q: 'blue' },
+    facet: 'option.Color',
+    uses: { sqlite: /search_facets/, postgres: /search_facets_pkey/ },
+  },
+]
+
+/** `count` products that match none of the shapes' words: the store is no longer tiny. */
+async function addOthers(database: Database, count: number): Promise<void> {
+  const db = database.kysely
+  const now = Date.now()
+  for (let start = 0; start < count; start += 250) {
+    const rows = Array.from({ length: Math.min(250, count - start) }, (_, i) => {
+      const n = start + i
+      return newProductRow(
+        'store-a',
+        { name: `Red pants ${n}`, price: n % 100, vendor: `Vendor ${n % 50}` },
+        [],
+        new Date(now - n * 1000).toISOString(),
+      )
+    })
+    await db
+      .insertInto('products')
+      .values(rows.map((row, i) => ({ ...row, slug: `red-pants-${start + i}` })))
+      .execute()
+    await refreshSearchDocuments(
+      db,
+      'store-a',
+      rows.map((row) => row.id),
+    )
+  }
+}
+
+describeEachDialect('search plans', (dialect) => {
+  it('serves the common shapes of a search from indexes', async (t) => {
+    const api = await buildTestApi(t, dialect)
+    for (let i = 0; i < 20; i++) {
+      const product = await api.createProduct({
+        name: `Blue shirt ${i}`,
+        vendor: i % 2 ? 'Acme' : 'Globex',
+        tags: ['sale'],
+        price: i,
+      })
+      await addVariant(api, product.id, { name: 'v', options: { Color: 'Blue' } })
+    }
+    const { database } = api
+    await addOthers(database, 3000)
+    if (dialect === 'postgres') await sql`analyze`.execute(database.kysely)
+    for (const shape of SHAPES) {
+      const request = readSearchRequest(shape.query)
+      const query = shape.facet
+        ? facetQuery(
+            database.kysely,
+            'store-a',
+            request,
+            shape.facet,
+            filterKindOf(shape.facet)!.facet!(shape.facet),
+          )
+        : searchPageQuery(database.kysely, 'store-a', request, undefined, 51)
+      const plan = await planOf(database, query)
+      assert.match(plan, shape.uses[dialect]!, `${JSON.stringify(shape)}:\n${plan}`)
+    }
+  })
+})

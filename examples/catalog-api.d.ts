@@ -352,6 +352,64 @@ export interface paths {
     patch?: never
     trace?: never
   }
+  '/api/commerce/v1/metafield-definitions': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /**
+     * The store's metafield definitions, newest first, a page at a time
+     * @description Needs an API key with scope `read` or `write`.
+     */
+    get: operations['listMetafieldDefinitions']
+    put?: never
+    /**
+     * Define a custom attribute of products or variants
+     * @description `(owner, namespace, key)` is unique in the store (409 `duplicate_definition`). At most 200 definitions per owner per store. A validation that does not fit the type, or a `regex` that needs backtracking, is 400.
+     *
+     *     Needs an API key with scope `write`.
+     */
+    post: operations['createMetafieldDefinition']
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/api/commerce/v1/metafield-definitions/{id}': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /**
+     * A metafield definition
+     * @description Needs an API key with scope `read` or `write`.
+     */
+    get: operations['getMetafieldDefinition']
+    put?: never
+    post?: never
+    /**
+     * Delete a metafield definition and its values
+     * @description Its value is removed from every record, without an event per record and without moving their version or updatedAt.
+     *
+     *     Needs an API key with scope `write`.
+     */
+    delete: operations['deleteMetafieldDefinition']
+    options?: never
+    head?: never
+    /**
+     * Change a metafield definition (JSON Merge Patch)
+     * @description `name`, `description`, `validations` (replaced whole), `filterable` and `searchable` may change; another `owner`, `namespace`, `key` or `type` is 400. Values already stored stay, even those the new validations would refuse.
+     *
+     *     Needs an API key with scope `write`.
+     */
+    patch: operations['updateMetafieldDefinition']
+    trace?: never
+  }
   '/api/commerce/v1/webhook-endpoints': {
     parameters: {
       query?: never
@@ -952,6 +1010,9 @@ export interface operations {
            *               "alt": "The T-shirt, front"
            *             }
            *           ],
+           *           "metafields": {
+           *             "custom.material": "cotton"
+           *           },
            *           "version": 3,
            *           "createdAt": "2026-11-21T10:15:30.123Z",
            *           "updatedAt": "2026-11-21T10:16:02.481Z"
@@ -989,6 +1050,10 @@ export interface operations {
                 url: string
                 alt: string | null
               }[]
+              /** @description Custom attribute values by "<namespace>.<key>"; {} when none */
+              metafields: {
+                [key: string]: unknown
+              }
               /** @description 1 at creation, plus 1 for each change (a product's also for each change of its variants); the ETag header carries it */
               version: number
               /**
@@ -1147,6 +1212,10 @@ export interface operations {
                 alt?: string | null
               }[]
             | null
+          /** @description Values by "<namespace>.<key>" of a definition of the record's owner; on PATCH a key with null removes its value, keys left out are unchanged */
+          metafields?: {
+            [key: string]: unknown
+          } | null
         }
       }
     }
@@ -1188,6 +1257,9 @@ export interface operations {
            *             "alt": "The T-shirt, front"
            *           }
            *         ],
+           *         "metafields": {
+           *           "custom.material": "cotton"
+           *         },
            *         "version": 3,
            *         "createdAt": "2026-11-21T10:15:30.123Z",
            *         "updatedAt": "2026-11-21T10:16:02.481Z"
@@ -1223,6 +1295,10 @@ export interface operations {
                 url: string
                 alt: string | null
               }[]
+              /** @description Custom attribute values by "<namespace>.<key>"; {} when none */
+              metafields: {
+                [key: string]: unknown
+              }
               /** @description 1 at creation, plus 1 for each change (a product's also for each change of its variants); the ETag header carries it */
               version: number
               /**
@@ -1277,7 +1353,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody']
         }
       }
-      /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `duplicate_handle`: the handle is another collection's of the store; `smart_collection`: a manual membership change is asked of a smart collection; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
+      /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `duplicate_handle`: the handle is another collection's of the store; `smart_collection`: a manual membership change is asked of a smart collection; `duplicate_definition`: a metafield definition's owner, namespace and key are taken; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
       409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -1422,6 +1498,9 @@ export interface operations {
            *             "alt": "The T-shirt, front"
            *           }
            *         ],
+           *         "metafields": {
+           *           "custom.material": "cotton"
+           *         },
            *         "version": 3,
            *         "createdAt": "2026-11-21T10:15:30.123Z",
            *         "updatedAt": "2026-11-21T10:16:02.481Z",
@@ -1440,6 +1519,7 @@ export interface operations {
            *             },
            *             "position": 1,
            *             "weightGrams": 180,
+           *             "metafields": {},
            *             "version": 1,
            *             "createdAt": "2026-11-21T10:16:02.481Z",
            *             "updatedAt": "2026-11-21T10:16:02.481Z"
@@ -1477,6 +1557,10 @@ export interface operations {
                 url: string
                 alt: string | null
               }[]
+              /** @description Custom attribute values by "<namespace>.<key>"; {} when none */
+              metafields: {
+                [key: string]: unknown
+              }
               /** @description 1 at creation, plus 1 for each change (a product's also for each change of its variants); the ETag header carries it */
               version: number
               /**
@@ -1509,6 +1593,10 @@ export interface operations {
                 /** @description When not sent: one more than the highest of the product's variants, or 1 */
                 position: number
                 weightGrams: number | null
+                /** @description Custom attribute values by "<namespace>.<key>"; {} when none */
+                metafields: {
+                  [key: string]: unknown
+                }
                 /** @description 1 at creation, plus 1 for each change (a product's also for each change of its variants); the ETag header carries it */
                 version: number
                 /**
@@ -1720,7 +1808,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody']
         }
       }
-      /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `duplicate_handle`: the handle is another collection's of the store; `smart_collection`: a manual membership change is asked of a smart collection; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
+      /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `duplicate_handle`: the handle is another collection's of the store; `smart_collection`: a manual membership change is asked of a smart collection; `duplicate_definition`: a metafield definition's owner, namespace and key are taken; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
       409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -1882,6 +1970,10 @@ export interface operations {
                 alt?: string | null
               }[]
             | null
+          /** @description Values by "<namespace>.<key>" of a definition of the record's owner; on PATCH a key with null removes its value, keys left out are unchanged */
+          metafields?: {
+            [key: string]: unknown
+          } | null
         }
         /**
          * @example {
@@ -1921,6 +2013,10 @@ export interface operations {
                 alt?: string | null
               }[]
             | null
+          /** @description Values by "<namespace>.<key>" of a definition of the record's owner; on PATCH a key with null removes its value, keys left out are unchanged */
+          metafields?: {
+            [key: string]: unknown
+          } | null
         }
       }
     }
@@ -1962,6 +2058,9 @@ export interface operations {
            *             "alt": "The T-shirt, front"
            *           }
            *         ],
+           *         "metafields": {
+           *           "custom.material": "cotton"
+           *         },
            *         "version": 3,
            *         "createdAt": "2026-11-21T10:15:30.123Z",
            *         "updatedAt": "2026-11-21T10:16:02.481Z"
@@ -1997,6 +2096,10 @@ export interface operations {
                 url: string
                 alt: string | null
               }[]
+              /** @description Custom attribute values by "<namespace>.<key>"; {} when none */
+              metafields: {
+                [key: string]: unknown
+              }
               /** @description 1 at creation, plus 1 for each change (a product's also for each change of its variants); the ETag header carries it */
               version: number
               /**
@@ -2064,7 +2167,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody']
         }
       }
-      /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `duplicate_handle`: the handle is another collection's of the store; `smart_collection`: a manual membership change is asked of a smart collection; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
+      /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `duplicate_handle`: the handle is another collection's of the store; `smart_collection`: a manual membership change is asked of a smart collection; `duplicate_definition`: a metafield definition's owner, namespace and key are taken; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
       409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -2209,6 +2312,7 @@ export interface operations {
            *           },
            *           "position": 1,
            *           "weightGrams": 180,
+           *           "metafields": {},
            *           "version": 1,
            *           "createdAt": "2026-11-21T10:16:02.481Z",
            *           "updatedAt": "2026-11-21T10:16:02.481Z"
@@ -2236,6 +2340,10 @@ export interface operations {
               /** @description When not sent: one more than the highest of the product's variants, or 1 */
               position: number
               weightGrams: number | null
+              /** @description Custom attribute values by "<namespace>.<key>"; {} when none */
+              metafields: {
+                [key: string]: unknown
+              }
               /** @description 1 at creation, plus 1 for each change (a product's also for each change of its variants); the ETag header carries it */
               version: number
               /**
@@ -2367,6 +2475,10 @@ export interface operations {
           } | null
           position?: number | null
           weight_grams?: number | null
+          /** @description Values by "<namespace>.<key>" of a definition of the record's owner; on PATCH a key with null removes its value, keys left out are unchanged */
+          metafields?: {
+            [key: string]: unknown
+          } | null
         }
       }
     }
@@ -2399,6 +2511,7 @@ export interface operations {
            *         },
            *         "position": 1,
            *         "weightGrams": 180,
+           *         "metafields": {},
            *         "version": 1,
            *         "createdAt": "2026-11-21T10:16:02.481Z",
            *         "updatedAt": "2026-11-21T10:16:02.481Z"
@@ -2425,6 +2538,10 @@ export interface operations {
               /** @description When not sent: one more than the highest of the product's variants, or 1 */
               position: number
               weightGrams: number | null
+              /** @description Custom attribute values by "<namespace>.<key>"; {} when none */
+              metafields: {
+                [key: string]: unknown
+              }
               /** @description 1 at creation, plus 1 for each change (a product's also for each change of its variants); the ETag header carries it */
               version: number
               /**
@@ -2492,7 +2609,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody']
         }
       }
-      /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `duplicate_handle`: the handle is another collection's of the store; `smart_collection`: a manual membership change is asked of a smart collection; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
+      /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `duplicate_handle`: the handle is another collection's of the store; `smart_collection`: a manual membership change is asked of a smart collection; `duplicate_definition`: a metafield definition's owner, namespace and key are taken; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
       409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -2630,6 +2747,7 @@ export interface operations {
            *         },
            *         "position": 1,
            *         "weightGrams": 180,
+           *         "metafields": {},
            *         "version": 1,
            *         "createdAt": "2026-11-21T10:16:02.481Z",
            *         "updatedAt": "2026-11-21T10:16:02.481Z"
@@ -2656,6 +2774,10 @@ export interface operations {
               /** @description When not sent: one more than the highest of the product's variants, or 1 */
               position: number
               weightGrams: number | null
+              /** @description Custom attribute values by "<namespace>.<key>"; {} when none */
+              metafields: {
+                [key: string]: unknown
+              }
               /** @description 1 at creation, plus 1 for each change (a product's also for each change of its variants); the ETag header carries it */
               version: number
               /**
@@ -2868,7 +2990,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody']
         }
       }
-      /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `duplicate_handle`: the handle is another collection's of the store; `smart_collection`: a manual membership change is asked of a smart collection; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
+      /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `duplicate_handle`: the handle is another collection's of the store; `smart_collection`: a manual membership change is asked of a smart collection; `duplicate_definition`: a metafield definition's owner, namespace and key are taken; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
       409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -3015,6 +3137,10 @@ export interface operations {
           } | null
           position?: number
           weight_grams?: number | null
+          /** @description Values by "<namespace>.<key>" of a definition of the record's owner; on PATCH a key with null removes its value, keys left out are unchanged */
+          metafields?: {
+            [key: string]: unknown
+          } | null
         }
         /**
          * @example {
@@ -3037,6 +3163,10 @@ export interface operations {
           } | null
           position?: number
           weight_grams?: number | null
+          /** @description Values by "<namespace>.<key>" of a definition of the record's owner; on PATCH a key with null removes its value, keys left out are unchanged */
+          metafields?: {
+            [key: string]: unknown
+          } | null
         }
       }
     }
@@ -3069,6 +3199,7 @@ export interface operations {
            *         },
            *         "position": 1,
            *         "weightGrams": 180,
+           *         "metafields": {},
            *         "version": 1,
            *         "createdAt": "2026-11-21T10:16:02.481Z",
            *         "updatedAt": "2026-11-21T10:16:02.481Z"
@@ -3095,6 +3226,10 @@ export interface operations {
               /** @description When not sent: one more than the highest of the product's variants, or 1 */
               position: number
               weightGrams: number | null
+              /** @description Custom attribute values by "<namespace>.<key>"; {} when none */
+              metafields: {
+                [key: string]: unknown
+              }
               /** @description 1 at creation, plus 1 for each change (a product's also for each change of its variants); the ETag header carries it */
               version: number
               /**
@@ -3162,7 +3297,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody']
         }
       }
-      /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `duplicate_handle`: the handle is another collection's of the store; `smart_collection`: a manual membership change is asked of a smart collection; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
+      /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `duplicate_handle`: the handle is another collection's of the store; `smart_collection`: a manual membership change is asked of a smart collection; `duplicate_definition`: a metafield definition's owner, namespace and key are taken; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
       409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -3307,6 +3442,7 @@ export interface operations {
            *           },
            *           "position": 1,
            *           "weightGrams": 180,
+           *           "metafields": {},
            *           "version": 1,
            *           "createdAt": "2026-11-21T10:16:02.481Z",
            *           "updatedAt": "2026-11-21T10:16:02.481Z"
@@ -3334,6 +3470,10 @@ export interface operations {
               /** @description When not sent: one more than the highest of the product's variants, or 1 */
               position: number
               weightGrams: number | null
+              /** @description Custom attribute values by "<namespace>.<key>"; {} when none */
+              metafields: {
+                [key: string]: unknown
+              }
               /** @description 1 at creation, plus 1 for each change (a product's also for each change of its variants); the ETag header carries it */
               version: number
               /**
@@ -3761,7 +3901,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody']
         }
       }
-      /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `duplicate_handle`: the handle is another collection's of the store; `smart_collection`: a manual membership change is asked of a smart collection; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
+      /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `duplicate_handle`: the handle is another collection's of the store; `smart_collection`: a manual membership change is asked of a smart collection; `duplicate_definition`: a metafield definition's owner, namespace and key are taken; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
       409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -4145,7 +4285,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody']
         }
       }
-      /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `duplicate_handle`: the handle is another collection's of the store; `smart_collection`: a manual membership change is asked of a smart collection; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
+      /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `duplicate_handle`: the handle is another collection's of the store; `smart_collection`: a manual membership change is asked of a smart collection; `duplicate_definition`: a metafield definition's owner, namespace and key are taken; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
       409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -4439,7 +4579,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody']
         }
       }
-      /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `duplicate_handle`: the handle is another collection's of the store; `smart_collection`: a manual membership change is asked of a smart collection; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
+      /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `duplicate_handle`: the handle is another collection's of the store; `smart_collection`: a manual membership change is asked of a smart collection; `duplicate_definition`: a metafield definition's owner, namespace and key are taken; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
       409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -4598,6 +4738,9 @@ export interface operations {
            *               "alt": "The T-shirt, front"
            *             }
            *           ],
+           *           "metafields": {
+           *             "custom.material": "cotton"
+           *           },
            *           "version": 3,
            *           "createdAt": "2026-11-21T10:15:30.123Z",
            *           "updatedAt": "2026-11-21T10:16:02.481Z"
@@ -4635,6 +4778,10 @@ export interface operations {
                 url: string
                 alt: string | null
               }[]
+              /** @description Custom attribute values by "<namespace>.<key>"; {} when none */
+              metafields: {
+                [key: string]: unknown
+              }
               /** @description 1 at creation, plus 1 for each change (a product's also for each change of its variants); the ETag header carries it */
               version: number
               /**
@@ -4912,7 +5059,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody']
         }
       }
-      /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `duplicate_handle`: the handle is another collection's of the store; `smart_collection`: a manual membership change is asked of a smart collection; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
+      /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `duplicate_handle`: the handle is another collection's of the store; `smart_collection`: a manual membership change is asked of a smart collection; `duplicate_definition`: a metafield definition's owner, namespace and key are taken; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
       409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -5156,7 +5303,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody']
         }
       }
-      /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `duplicate_handle`: the handle is another collection's of the store; `smart_collection`: a manual membership change is asked of a smart collection; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
+      /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `duplicate_handle`: the handle is another collection's of the store; `smart_collection`: a manual membership change is asked of a smart collection; `duplicate_definition`: a metafield definition's owner, namespace and key are taken; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
       409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -5421,7 +5568,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody']
         }
       }
-      /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `duplicate_handle`: the handle is another collection's of the store; `smart_collection`: a manual membership change is asked of a smart collection; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
+      /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `duplicate_handle`: the handle is another collection's of the store; `smart_collection`: a manual membership change is asked of a smart collection; `duplicate_definition`: a metafield definition's owner, namespace and key are taken; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
       409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -5574,6 +5721,7 @@ export interface operations {
            *                 "summer"
            *               ],
            *               "images": [],
+           *               "metafields": {},
            *               "version": 2,
            *               "createdAt": "2026-11-25T10:00:00.000Z",
            *               "updatedAt": "2026-11-25T10:15:30.123Z"
@@ -5647,6 +5795,10 @@ export interface operations {
                         url: string
                         alt: string | null
                       }[]
+                      /** @description Custom attribute values by "<namespace>.<key>"; {} when none */
+                      metafields: {
+                        [key: string]: unknown
+                      }
                       /** @description 1 at creation, plus 1 for each change (a product's also for each change of its variants); the ETag header carries it */
                       version: number
                       /**
@@ -5679,6 +5831,10 @@ export interface operations {
                       /** @description When not sent: one more than the highest of the product's variants, or 1 */
                       position: number
                       weightGrams: number | null
+                      /** @description Custom attribute values by "<namespace>.<key>"; {} when none */
+                      metafields: {
+                        [key: string]: unknown
+                      }
                       /** @description 1 at creation, plus 1 for each change (a product's also for each change of its variants); the ETag header carries it */
                       version: number
                       /**
@@ -5766,6 +5922,10 @@ export interface operations {
                         url: string
                         alt: string | null
                       }[]
+                      /** @description Custom attribute values by "<namespace>.<key>"; {} when none */
+                      metafields?: {
+                        [key: string]: unknown
+                      }
                     }
                   | {
                       name?: string
@@ -5782,6 +5942,10 @@ export interface operations {
                       /** @description When not sent: one more than the highest of the product's variants, or 1 */
                       position?: number
                       weightGrams?: number | null
+                      /** @description Custom attribute values by "<namespace>.<key>"; {} when none */
+                      metafields?: {
+                        [key: string]: unknown
+                      }
                     }
                   | {
                       title?: string
@@ -5900,6 +6064,1240 @@ export interface operations {
           'X-Request-Id': components['headers']['X-Request-Id']
           'RateLimit-Policy': components['headers']['RateLimit-Policy']
           RateLimit: components['headers']['RateLimit']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+    }
+  }
+  listMetafieldDefinitions: {
+    parameters: {
+      query?: {
+        limit?: number
+        /** @description nextCursor of the previous page */
+        cursor?: string
+        /** @description The records the attribute is on */
+        owner?: 'product' | 'variant'
+        /** @description Only definitions of this namespace */
+        namespace?: string
+      }
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description A page of definitions, newest first */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          [name: string]: unknown
+        }
+        content: {
+          /**
+           * @example {
+           *       "data": [
+           *         {
+           *           "id": "019aa9a4-6f2e-7c41-9b0d-3f5e2a8c1d71",
+           *           "owner": "product",
+           *           "namespace": "custom",
+           *           "key": "material",
+           *           "type": "single_line_text_field",
+           *           "name": "Material",
+           *           "description": null,
+           *           "validations": {
+           *             "choices": [
+           *               "cotton",
+           *               "wool"
+           *             ]
+           *           },
+           *           "filterable": true,
+           *           "searchable": false,
+           *           "version": 1,
+           *           "createdAt": "2026-11-30T10:15:30.123Z",
+           *           "updatedAt": "2026-11-30T10:15:30.123Z"
+           *         }
+           *       ],
+           *       "nextCursor": null
+           *     }
+           */
+          'application/json': {
+            data: {
+              /** Format: uuid */
+              id: string
+              /**
+               * @description The records the attribute is on
+               * @enum {string}
+               */
+              owner: 'product' | 'variant'
+              namespace: string
+              key: string
+              /**
+               * @description Shopify's metafield type names
+               * @enum {string}
+               */
+              type:
+                | 'single_line_text_field'
+                | 'multi_line_text_field'
+                | 'number_integer'
+                | 'number_decimal'
+                | 'boolean'
+                | 'date'
+                | 'date_time'
+                | 'url'
+                | 'color'
+                | 'json'
+                | 'list.single_line_text_field'
+                | 'list.number_integer'
+              name: string
+              description: string | null
+              /** @description All optional; each must fit the type */
+              validations: {
+                /** @description A number's least value, a text's least length */
+                min?: number
+                /** @description A number's greatest value, a text's greatest length */
+                max?: number
+                /** @description The allowed text values */
+                choices?: string[]
+                /** @description RE2 syntax; a text value must match it whole. Back-references and lookaround are refused */
+                regex?: string
+              }
+              filterable: boolean
+              searchable: boolean
+              /** @description 1 at creation, plus 1 for each change; the ETag */
+              version: number
+              /**
+               * Format: date-time
+               * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:15:30.123Z
+               */
+              createdAt: string
+              /**
+               * Format: date-time
+               * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:15:30.123Z
+               */
+              updatedAt: string
+            }[]
+            /** @description Pass as cursor for the next page; null on the last */
+            nextCursor: string | null
+          }
+        }
+      }
+      /** @description `invalid_json`: the body is not valid JSON, or is empty; `bad_request`: the bytes received are not valid HTTP (the connection is closed); `validation_failed`: a field is missing, of the wrong type or out of bounds; one detail per problem */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `unauthorized`: no Authorization header, not Bearer, or an unknown, malformed or revoked key */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'WWW-Authenticate': components['headers']['WWW-Authenticate']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `forbidden`: the key lacks the scope the route needs */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `rate_limited`: the key has used up its requests for the current minute */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Retry-After': components['headers']['Retry-After']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `internal_error`: anything unexpected (logged with the request id) */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `unavailable`: the database is unreachable, or the service is shutting down */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+    }
+  }
+  createMetafieldDefinition: {
+    parameters: {
+      query?: never
+      header?: {
+        /** @description Makes the request safe to retry: a retry with the same key (24 hours by default) gets the first answer again, with Idempotent-Replayed: true, and changes nothing. 1 to 255 printable ASCII characters, e.g. a UUID. */
+        'idempotency-key'?: string
+      }
+      path?: never
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "owner": "product",
+         *       "namespace": "custom",
+         *       "key": "material",
+         *       "type": "single_line_text_field",
+         *       "name": "Material",
+         *       "validations": {
+         *         "choices": [
+         *           "cotton",
+         *           "wool"
+         *         ]
+         *       },
+         *       "filterable": true
+         *     }
+         */
+        'application/json': {
+          /**
+           * @description The records the attribute is on
+           * @enum {string}
+           */
+          owner: 'product' | 'variant'
+          /** @description 2 to 64 of a-z, 0-9, _ and - */
+          namespace: string
+          /** @description 2 to 64 of a-z, 0-9, _ and - */
+          key: string
+          /**
+           * @description Shopify's metafield type names
+           * @enum {string}
+           */
+          type:
+            | 'single_line_text_field'
+            | 'multi_line_text_field'
+            | 'number_integer'
+            | 'number_decimal'
+            | 'boolean'
+            | 'date'
+            | 'date_time'
+            | 'url'
+            | 'color'
+            | 'json'
+            | 'list.single_line_text_field'
+            | 'list.number_integer'
+          name: string
+          description?: string | null
+          /** @description All optional; each must fit the type */
+          validations?: {
+            /** @description A number's least value, a text's least length */
+            min?: number
+            /** @description A number's greatest value, a text's greatest length */
+            max?: number
+            /** @description The allowed text values */
+            choices?: string[]
+            /** @description RE2 syntax; a text value must match it whole. Back-references and lookaround are refused */
+            regex?: string
+          } | null
+          filterable?: boolean | null
+          searchable?: boolean | null
+        }
+      }
+    }
+    responses: {
+      /** @description The definition */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          /** @description The version of the record, quoted: "7". Send it back in If-Match or If-None-Match */
+          ETag?: string
+          [name: string]: unknown
+        }
+        content: {
+          /**
+           * @example {
+           *       "data": {
+           *         "id": "019aa9a4-6f2e-7c41-9b0d-3f5e2a8c1d71",
+           *         "owner": "product",
+           *         "namespace": "custom",
+           *         "key": "material",
+           *         "type": "single_line_text_field",
+           *         "name": "Material",
+           *         "description": null,
+           *         "validations": {
+           *           "choices": [
+           *             "cotton",
+           *             "wool"
+           *           ]
+           *         },
+           *         "filterable": true,
+           *         "searchable": false,
+           *         "version": 1,
+           *         "createdAt": "2026-11-30T10:15:30.123Z",
+           *         "updatedAt": "2026-11-30T10:15:30.123Z"
+           *       }
+           *     }
+           */
+          'application/json': {
+            data: {
+              /** Format: uuid */
+              id: string
+              /**
+               * @description The records the attribute is on
+               * @enum {string}
+               */
+              owner: 'product' | 'variant'
+              namespace: string
+              key: string
+              /**
+               * @description Shopify's metafield type names
+               * @enum {string}
+               */
+              type:
+                | 'single_line_text_field'
+                | 'multi_line_text_field'
+                | 'number_integer'
+                | 'number_decimal'
+                | 'boolean'
+                | 'date'
+                | 'date_time'
+                | 'url'
+                | 'color'
+                | 'json'
+                | 'list.single_line_text_field'
+                | 'list.number_integer'
+              name: string
+              description: string | null
+              /** @description All optional; each must fit the type */
+              validations: {
+                /** @description A number's least value, a text's least length */
+                min?: number
+                /** @description A number's greatest value, a text's greatest length */
+                max?: number
+                /** @description The allowed text values */
+                choices?: string[]
+                /** @description RE2 syntax; a text value must match it whole. Back-references and lookaround are refused */
+                regex?: string
+              }
+              filterable: boolean
+              searchable: boolean
+              /** @description 1 at creation, plus 1 for each change; the ETag */
+              version: number
+              /**
+               * Format: date-time
+               * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:15:30.123Z
+               */
+              createdAt: string
+              /**
+               * Format: date-time
+               * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:15:30.123Z
+               */
+              updatedAt: string
+            }
+          }
+        }
+      }
+      /** @description `invalid_json`: the body is not valid JSON, or is empty; `bad_request`: the bytes received are not valid HTTP (the connection is closed); `validation_failed`: a field is missing, of the wrong type or out of bounds; one detail per problem */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `unauthorized`: no Authorization header, not Bearer, or an unknown, malformed or revoked key */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'WWW-Authenticate': components['headers']['WWW-Authenticate']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `forbidden`: the key lacks the scope the route needs */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `duplicate_handle`: the handle is another collection's of the store; `smart_collection`: a manual membership change is asked of a smart collection; `duplicate_definition`: a metafield definition's owner, namespace and key are taken; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
+      409: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `payload_too_large`: the body is over the size limit (256 KiB unless configured; IMPORT_MAX_BYTES for an import) */
+      413: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `unsupported_media_type`: the body is not sent as application/json (as text/csv for an import) */
+      415: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `idempotency_key_reused`: the Idempotency-Key was used before with a different request */
+      422: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `rate_limited`: the key has used up its requests for the current minute */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Retry-After': components['headers']['Retry-After']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `internal_error`: anything unexpected (logged with the request id) */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `unavailable`: the database is unreachable, or the service is shutting down */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+    }
+  }
+  getMetafieldDefinition: {
+    parameters: {
+      query?: never
+      header?: {
+        /** @description Answer 304 without a body if the record is still at one of these versions (`"7"`, a list, or `*`). Anything else (an unquoted `7`) is 400 validation_failed. */
+        'if-none-match'?: string
+      }
+      path: {
+        /** @description Metafield definition id (UUID) */
+        id: string
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description The definition */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          /** @description The version of the record, quoted: "7". Send it back in If-Match or If-None-Match */
+          ETag?: string
+          [name: string]: unknown
+        }
+        content: {
+          /**
+           * @example {
+           *       "data": {
+           *         "id": "019aa9a4-6f2e-7c41-9b0d-3f5e2a8c1d71",
+           *         "owner": "product",
+           *         "namespace": "custom",
+           *         "key": "material",
+           *         "type": "single_line_text_field",
+           *         "name": "Material",
+           *         "description": null,
+           *         "validations": {
+           *           "choices": [
+           *             "cotton",
+           *             "wool"
+           *           ]
+           *         },
+           *         "filterable": true,
+           *         "searchable": false,
+           *         "version": 1,
+           *         "createdAt": "2026-11-30T10:15:30.123Z",
+           *         "updatedAt": "2026-11-30T10:15:30.123Z"
+           *       }
+           *     }
+           */
+          'application/json': {
+            data: {
+              /** Format: uuid */
+              id: string
+              /**
+               * @description The records the attribute is on
+               * @enum {string}
+               */
+              owner: 'product' | 'variant'
+              namespace: string
+              key: string
+              /**
+               * @description Shopify's metafield type names
+               * @enum {string}
+               */
+              type:
+                | 'single_line_text_field'
+                | 'multi_line_text_field'
+                | 'number_integer'
+                | 'number_decimal'
+                | 'boolean'
+                | 'date'
+                | 'date_time'
+                | 'url'
+                | 'color'
+                | 'json'
+                | 'list.single_line_text_field'
+                | 'list.number_integer'
+              name: string
+              description: string | null
+              /** @description All optional; each must fit the type */
+              validations: {
+                /** @description A number's least value, a text's least length */
+                min?: number
+                /** @description A number's greatest value, a text's greatest length */
+                max?: number
+                /** @description The allowed text values */
+                choices?: string[]
+                /** @description RE2 syntax; a text value must match it whole. Back-references and lookaround are refused */
+                regex?: string
+              }
+              filterable: boolean
+              searchable: boolean
+              /** @description 1 at creation, plus 1 for each change; the ETag */
+              version: number
+              /**
+               * Format: date-time
+               * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:15:30.123Z
+               */
+              createdAt: string
+              /**
+               * Format: date-time
+               * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:15:30.123Z
+               */
+              updatedAt: string
+            }
+          }
+        }
+      }
+      /** @description Not modified: the version named in If-None-Match is the current one */
+      304: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          /** @description The version of the record, quoted: "7". Send it back in If-Match or If-None-Match */
+          ETag?: string
+          [name: string]: unknown
+        }
+        content?: never
+      }
+      /** @description `invalid_json`: the body is not valid JSON, or is empty; `bad_request`: the bytes received are not valid HTTP (the connection is closed); `validation_failed`: a field is missing, of the wrong type or out of bounds; one detail per problem */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `unauthorized`: no Authorization header, not Bearer, or an unknown, malformed or revoked key */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'WWW-Authenticate': components['headers']['WWW-Authenticate']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `forbidden`: the key lacks the scope the route needs */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `not_found`: unknown, malformed or another store's product or variant id */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `rate_limited`: the key has used up its requests for the current minute */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Retry-After': components['headers']['Retry-After']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `internal_error`: anything unexpected (logged with the request id) */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `unavailable`: the database is unreachable, or the service is shutting down */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+    }
+  }
+  deleteMetafieldDefinition: {
+    parameters: {
+      query?: never
+      header?: {
+        /** @description Makes the request safe to retry: a retry with the same key (24 hours by default) gets the first answer again, with Idempotent-Replayed: true, and changes nothing. 1 to 255 printable ASCII characters, e.g. a UUID. */
+        'idempotency-key'?: string
+        /** @description Run the write only if the record is at one of these versions: `"7"`, `"7", "8"` or `*`. Otherwise 412 precondition_failed and nothing changes. Weak tags (W/"7") never match. Anything else (an unquoted `7`) is 400 validation_failed. */
+        'if-match'?: string
+      }
+      path: {
+        /** @description Metafield definition id (UUID) */
+        id: string
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description The record is deleted: every read of it is 404 from now on */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          /**
+           * @example {
+           *       "data": {
+           *         "id": "019aa9a4-6f2e-7c41-9b0d-3f5e2a8c1d70",
+           *         "deleted": true
+           *       }
+           *     }
+           */
+          'application/json': {
+            data: {
+              /** Format: uuid */
+              id: string
+              /** @enum {boolean} */
+              deleted: true
+            }
+          }
+        }
+      }
+      /** @description `invalid_json`: the body is not valid JSON, or is empty; `bad_request`: the bytes received are not valid HTTP (the connection is closed); `validation_failed`: a field is missing, of the wrong type or out of bounds; one detail per problem */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `unauthorized`: no Authorization header, not Bearer, or an unknown, malformed or revoked key */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'WWW-Authenticate': components['headers']['WWW-Authenticate']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `forbidden`: the key lacks the scope the route needs */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `not_found`: unknown, malformed or another store's product or variant id */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `duplicate_handle`: the handle is another collection's of the store; `smart_collection`: a manual membership change is asked of a smart collection; `duplicate_definition`: a metafield definition's owner, namespace and key are taken; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
+      409: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `precondition_failed`: If-Match names no current version of the record; nothing was changed */
+      412: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `payload_too_large`: the body is over the size limit (256 KiB unless configured; IMPORT_MAX_BYTES for an import) */
+      413: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `unsupported_media_type`: the body is not sent as application/json (as text/csv for an import) */
+      415: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `idempotency_key_reused`: the Idempotency-Key was used before with a different request */
+      422: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `rate_limited`: the key has used up its requests for the current minute */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Retry-After': components['headers']['Retry-After']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `internal_error`: anything unexpected (logged with the request id) */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `unavailable`: the database is unreachable, or the service is shutting down */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+    }
+  }
+  updateMetafieldDefinition: {
+    parameters: {
+      query?: never
+      header?: {
+        /** @description Makes the request safe to retry: a retry with the same key (24 hours by default) gets the first answer again, with Idempotent-Replayed: true, and changes nothing. 1 to 255 printable ASCII characters, e.g. a UUID. */
+        'idempotency-key'?: string
+        /** @description Run the write only if the record is at one of these versions: `"7"`, `"7", "8"` or `*`. Otherwise 412 precondition_failed and nothing changes. Weak tags (W/"7") never match. Anything else (an unquoted `7`) is 400 validation_failed. */
+        'if-match'?: string
+      }
+      path: {
+        /** @description Metafield definition id (UUID) */
+        id: string
+      }
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "name": "Fabric",
+         *       "filterable": true
+         *     }
+         */
+        'application/json': {
+          /**
+           * @description The records the attribute is on
+           * @enum {string}
+           */
+          owner?: 'product' | 'variant'
+          namespace?: string
+          key?: string
+          type?: string
+          name?: string
+          description?: string | null
+          /** @description All optional; each must fit the type */
+          validations?: {
+            /** @description A number's least value, a text's least length */
+            min?: number
+            /** @description A number's greatest value, a text's greatest length */
+            max?: number
+            /** @description The allowed text values */
+            choices?: string[]
+            /** @description RE2 syntax; a text value must match it whole. Back-references and lookaround are refused */
+            regex?: string
+          } | null
+          filterable?: boolean
+          searchable?: boolean
+        }
+        /**
+         * @example {
+         *       "name": "Fabric",
+         *       "filterable": true
+         *     }
+         */
+        'application/merge-patch+json': {
+          /**
+           * @description The records the attribute is on
+           * @enum {string}
+           */
+          owner?: 'product' | 'variant'
+          namespace?: string
+          key?: string
+          type?: string
+          name?: string
+          description?: string | null
+          /** @description All optional; each must fit the type */
+          validations?: {
+            /** @description A number's least value, a text's least length */
+            min?: number
+            /** @description A number's greatest value, a text's greatest length */
+            max?: number
+            /** @description The allowed text values */
+            choices?: string[]
+            /** @description RE2 syntax; a text value must match it whole. Back-references and lookaround are refused */
+            regex?: string
+          } | null
+          filterable?: boolean
+          searchable?: boolean
+        }
+      }
+    }
+    responses: {
+      /** @description The definition */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          /** @description The version of the record, quoted: "7". Send it back in If-Match or If-None-Match */
+          ETag?: string
+          [name: string]: unknown
+        }
+        content: {
+          /**
+           * @example {
+           *       "data": {
+           *         "id": "019aa9a4-6f2e-7c41-9b0d-3f5e2a8c1d71",
+           *         "owner": "product",
+           *         "namespace": "custom",
+           *         "key": "material",
+           *         "type": "single_line_text_field",
+           *         "name": "Material",
+           *         "description": null,
+           *         "validations": {
+           *           "choices": [
+           *             "cotton",
+           *             "wool"
+           *           ]
+           *         },
+           *         "filterable": true,
+           *         "searchable": false,
+           *         "version": 1,
+           *         "createdAt": "2026-11-30T10:15:30.123Z",
+           *         "updatedAt": "2026-11-30T10:15:30.123Z"
+           *       }
+           *     }
+           */
+          'application/json': {
+            data: {
+              /** Format: uuid */
+              id: string
+              /**
+               * @description The records the attribute is on
+               * @enum {string}
+               */
+              owner: 'product' | 'variant'
+              namespace: string
+              key: string
+              /**
+               * @description Shopify's metafield type names
+               * @enum {string}
+               */
+              type:
+                | 'single_line_text_field'
+                | 'multi_line_text_field'
+                | 'number_integer'
+                | 'number_decimal'
+                | 'boolean'
+                | 'date'
+                | 'date_time'
+                | 'url'
+                | 'color'
+                | 'json'
+                | 'list.single_line_text_field'
+                | 'list.number_integer'
+              name: string
+              description: string | null
+              /** @description All optional; each must fit the type */
+              validations: {
+                /** @description A number's least value, a text's least length */
+                min?: number
+                /** @description A number's greatest value, a text's greatest length */
+                max?: number
+                /** @description The allowed text values */
+                choices?: string[]
+                /** @description RE2 syntax; a text value must match it whole. Back-references and lookaround are refused */
+                regex?: string
+              }
+              filterable: boolean
+              searchable: boolean
+              /** @description 1 at creation, plus 1 for each change; the ETag */
+              version: number
+              /**
+               * Format: date-time
+               * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:15:30.123Z
+               */
+              createdAt: string
+              /**
+               * Format: date-time
+               * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:15:30.123Z
+               */
+              updatedAt: string
+            }
+          }
+        }
+      }
+      /** @description `invalid_json`: the body is not valid JSON, or is empty; `bad_request`: the bytes received are not valid HTTP (the connection is closed); `validation_failed`: a field is missing, of the wrong type or out of bounds; one detail per problem */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `unauthorized`: no Authorization header, not Bearer, or an unknown, malformed or revoked key */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'WWW-Authenticate': components['headers']['WWW-Authenticate']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `forbidden`: the key lacks the scope the route needs */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `not_found`: unknown, malformed or another store's product or variant id */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `duplicate_handle`: the handle is another collection's of the store; `smart_collection`: a manual membership change is asked of a smart collection; `duplicate_definition`: a metafield definition's owner, namespace and key are taken; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
+      409: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `precondition_failed`: If-Match names no current version of the record; nothing was changed */
+      412: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `payload_too_large`: the body is over the size limit (256 KiB unless configured; IMPORT_MAX_BYTES for an import) */
+      413: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `unsupported_media_type`: the body is not sent as application/json (as text/csv for an import) */
+      415: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `idempotency_key_reused`: the Idempotency-Key was used before with a different request */
+      422: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `rate_limited`: the key has used up its requests for the current minute */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Retry-After': components['headers']['Retry-After']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `internal_error`: anything unexpected (logged with the request id) */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `unavailable`: the database is unreachable, or the service is shutting down */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -6188,7 +7586,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody']
         }
       }
-      /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `duplicate_handle`: the handle is another collection's of the store; `smart_collection`: a manual membership change is asked of a smart collection; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
+      /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `duplicate_handle`: the handle is another collection's of the store; `smart_collection`: a manual membership change is asked of a smart collection; `duplicate_definition`: a metafield definition's owner, namespace and key are taken; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
       409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -6522,7 +7920,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody']
         }
       }
-      /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `duplicate_handle`: the handle is another collection's of the store; `smart_collection`: a manual membership change is asked of a smart collection; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
+      /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `duplicate_handle`: the handle is another collection's of the store; `smart_collection`: a manual membership change is asked of a smart collection; `duplicate_definition`: a metafield definition's owner, namespace and key are taken; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
       409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -6798,7 +8196,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody']
         }
       }
-      /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `duplicate_handle`: the handle is another collection's of the store; `smart_collection`: a manual membership change is asked of a smart collection; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
+      /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `duplicate_handle`: the handle is another collection's of the store; `smart_collection`: a manual membership change is asked of a smart collection; `duplicate_definition`: a metafield definition's owner, namespace and key are taken; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
       409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -7174,7 +8572,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody']
         }
       }
-      /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `duplicate_handle`: the handle is another collection's of the store; `smart_collection`: a manual membership change is asked of a smart collection; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
+      /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `duplicate_handle`: the handle is another collection's of the store; `smart_collection`: a manual membership change is asked of a smart collection; `duplicate_definition`: a metafield definition's owner, namespace and key are taken; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
       409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -7633,6 +9031,8 @@ export interface operations {
   createImport: {
     parameters: {
       query?: {
+        /** @description First create the metafield definitions the store lacks for the file's "Label (product|variant.metafields.NS.KEY)" columns (as catalog import --create-definitions): a list of text when a value holds "; ", else text */
+        create_definitions?: boolean
         /** @description A variant whose sku another product (or an earlier row) keeps: fail refuses its product (duplicate_sku); clear imports the variant without the sku and reports the row in warnings */
         duplicate_skus?: 'fail' | 'clear'
       }
@@ -7783,7 +9183,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody']
         }
       }
-      /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `duplicate_handle`: the handle is another collection's of the store; `smart_collection`: a manual membership change is asked of a smart collection; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
+      /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `duplicate_handle`: the handle is another collection's of the store; `smart_collection`: a manual membership change is asked of a smart collection; `duplicate_definition`: a metafield definition's owner, namespace and key are taken; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
       409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']

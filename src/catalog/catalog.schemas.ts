@@ -315,7 +315,7 @@ export const ListProductsQuery = Type.Object(
         minLength: 1,
         maxLength: 1000,
         description:
-          'Comma-separated, at most 10 of status, vendor, product_type, tag, price, option.<Name>',
+          'Comma-separated, at most 10 of status, vendor, product_type, tag, price, option.<Name>, metafield.<namespace>.<key>',
       }),
     ),
     facet_limit: Type.Optional(
@@ -330,6 +330,16 @@ export const ListProductsQuery = Type.Object(
           Type.Array(QueryText('Any of these values'), { maxItems: 100 }),
         ],
         { description: 'option.<Name>=<value>: a variant has this value of this option' },
+      ),
+      '^metafield\\..+$': Type.Union(
+        [
+          QueryText('The product (or a variant) has this value of a filterable attribute'),
+          Type.Array(QueryText('Any of these values'), { maxItems: 100 }),
+        ],
+        {
+          description:
+            'metafield.<namespace>.<key>=<value>: the value read as the attribute type; a list matches on one item',
+        },
       ),
     },
   },

@@ -81,12 +81,15 @@ export function readSearchRequest(query: ListQuery): SearchRequest {
   if (typeof query.facets === 'string') {
     const names = query.facets.split(',').map((name) => name.trim())
     const unknown = names.find(
-      (name) => !FIXED_FACETS.includes(name) && !(name.startsWith('option.') && name.length > 7),
+      (name) =>
+        !FIXED_FACETS.includes(name) &&
+        !(name.startsWith('option.') && name.length > 7) &&
+        !name.startsWith('metafield.'),
     )
     if (unknown !== undefined) {
       problem(
         'facets',
-        `has no facet ${JSON.stringify(unknown)}: status, vendor, product_type, tag, price or option.<Name>`,
+        `has no facet ${JSON.stringify(unknown)}: status, vendor, product_type, tag, price, option.<Name> or metafield.<namespace>.<key>`,
       )
     } else {
       for (const name of names) if (!facets.includes(name)) facets.push(name)

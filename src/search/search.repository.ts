@@ -99,6 +99,17 @@ function conditions(
   return all
 }
 
+/** The ids of the request's products (`p.id`) but the facet `exceptFacet`'s own filter: a subquery. */
+export function matchingProductIds(
+  db: Executor,
+  storeId: string,
+  request: SearchRequest,
+  exceptFacet: string,
+): RawBuilder<unknown> {
+  const where = conditions(db, storeId, request, { exceptFacet })
+  return sql`select p.id from products p where ${sql.join(where, sql` and `)}`
+}
+
 /** A filter's or facet's name as they are matched to each other: option names without case. */
 function facetKey(name: string): string {
   return name.startsWith('option.') ? name.toLowerCase() : name

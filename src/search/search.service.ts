@@ -8,9 +8,18 @@ import { toIso } from '../db/values.js'
 import { decodeListCursor, encodeListCursor, type SortKey } from './search-cursor.js'
 import { filterKindOf } from './search-filters.js'
 import { bindingOf, readSearchRequest, type ListQuery, type SearchRequest } from './search-query.js'
+import {
+  metafieldFacetCounts,
+  withMetafields,
+  type MetafieldFacetCount,
+  type MetafieldRequest,
+} from './metafield-search.js'
 import { facetCounts, priceRange, searchPage, type FacetCount } from './search.repository.js'
 
-export type Facets = Record<string, FacetCount[] | { min: number | null; max: number | null }>
+export type Facets = Record<
+  string,
+  FacetCount[] | MetafieldFacetCount[] | { min: number | null; max: number | null }
+>
 
 export interface ProductListPage {
   data: Product[]
@@ -31,7 +40,7 @@ export async function listProducts(
   storeId: string,
   query: ListQuery & { limit?: number; cursor?: string },
 ): Promise<ProductListPage> {
-  const request = readSearchRequest(query)
+  const request = await withMetafields(database.kysely, storeId, query, readSearchRequest(query))
   const limit = query.limit ?? DEFAULT_PAGE_SIZE
   const binding = bindingOf(request)
   const after =
@@ -82,7 +91,7 @@ function isPlain(request: SearchRequest): boolean {
 async function facetsOf(
   database: Database,
   storeId: string,
-  request: SearchRequest,
+  request: MetafieldRequest,
 ): Promise<Facets> {
   const db = database.kysely
   const facets: Facets = {}
@@ -93,6 +102,10 @@ async function facetsOf(
         min: range.min === null ? null : fromStoredAmount(range.min),
         max: range.max === null ? null : fromStoredAmount(range.max),
       }
+      continue
+    }
+    if (request.metafieldFacets.has(name)) {
+      facets[name] = await metafieldFacetCounts(db, storeId, request, name, request.facetLimit)
       continue
     }
     const source = filterKindOf(name)!.facet!(name)

@@ -1,0 +1,150 @@
+import assert from 'node:assert/strict'
+import { it } from 'node:test'
+import {
+  addVariant,
+  buildTestApi,
+  describeEachDialect,
+  expectError,
+  type TestApi,
+} from './helpers.js'
+
+/** Custom attributes in the list's search, filters and facets, and in smart collection rules. */
+async function define(api: TestApi, body: Record<string, unknown>) {
+  const res = await api.post('/metafield-definitions', {
+    owner: 'product',
+    namespace: 'custom',
+    name: 'x',
+    filterable: true,
+    ...body,
+  })
+  assert.equal(res.statusCode, 200, res.body)
+  return res.json().data
+}
+
+async function names(api: TestApi, query: string): Promise<string[]> {
+  const res = await api.get(`/products?${query}`)
+  assert.equal(res.statusCode, 200, res.body)
+  return res.json().data.map((p: { name: string }) => p.name)
+}
+
+function namesField(api: TestApi, query: string, field: string) {
+  return api.get(`/products?${query}`).then((res) => {
+    const body = expectError(res, 400, 'validation_failed')
+    assert.ok(
+      body.details?.some((d) => d.field === field),
+      `expected a detail naming ${field}: ${res.body}`,
+    )
+  })
+}
+
+describeEachDialect('metafields in the product list', (dialect) => {
+  it('filters by a filterable attribute: list items, variant values, typed values, any of, with q', async (t) => {
+    const api = await buildTestApi(t, dialect)
+    await define(api, { key: 'color', type: 'list.single_line_text_field' })
+    await define(api, { key: 'seats', type: 'number_integer' })
+    await define(api, { key: 'fit', owner: 'variant', type: 'single_line_text_field' })
+    await define(api, { key: 'note', type: 'single_line_text_field', filterable: false })
+    await api.createProduct({
+      name: 'Sofa Alpha',
+      metafields: { 'custom.color': ['red', 'blue'], 'custom.seats': 2 },
+    })
+    await api.createProduct({ name: 'Chair Beta', metafields: { 'custom.color': ['red'] } })
+    const c = await api.createProduct({ name: 'Sofa Gamma', metafields: { 'custom.seats': 4 } })
+    await addVariant(api, c.id, { name: 'Slim', metafields: { 'custom.fit': 'slim' } })
+
+    assert.deepEqual(await names(api, 'metafield.custom.color=red'), ['Chair Beta', 'Sofa Alpha'])
+    assert.deepEqual(await names(api, 'metafield.custom.color=blue'), ['Sofa Alpha'])
+    assert.deepEqual(await names(api, 'metafield.custom.color=blue&metafield.custom.color=green'), [
+      'Sofa Alpha',
+    ])
+    assert.deepEqual(await names(api, 'metafield.custom.seats=4'), ['Sofa Gamma'])
+    assert.deepEqual(await names(api, 'metafield.custom.fit=slim'), ['Sofa Gamma'])
+    assert.deepEqual(
+      await names(api, 'metafield.custom.seats=2&metafield.custom.seats=4&q=sofa&sort=name'),
+      ['Sofa Alpha', 'Sofa Gamma'],
+    )
+    assert.deepEqual(await names(api, 'metafield.custom.color=red&q=sofa'), ['Sofa Alpha'])
+    assert.deepEqual(await names(api, 'metafield.custom.color=red&metafield.custom.seats=2'), [
+      'Sofa Alpha',
+    ])
+
+    await namesField(api, 'metafield.custom.note=x', 'metafield.custom.note')
+    await namesField(api, 'metafield.custom.nothing=x', 'metafield.custom.nothing')
+    await namesField(api, 'metafield.custom.seats=two', 'metafield.custom.seats')
+    await namesField(api, 'metafield.custom.seats=4.5', 'metafield.custom.seats')
+    await namesField(api, 'facets=metafield.custom.note', 'facets')
+  })
+
+  it('binds the cursor to metafield filter values', async (t) => {
+    const api = await buildTestApi(t, dialect)
+    await define(api, { key: 'size', type: 'single_line_text_field' })
+    for (const name of ['A', 'B', 'C']) {
+      await api.createProduct({ name, metafields: { 'custom.size': 'm' } })
+    }
+    await api.createProduct({ name: 'D', metafields: { 'custom.size': 'l' } })
+    const first = await api.get('/products?metafield.custom.size=m&limit=2')
+    assert.equal(first.statusCode, 200, first.body)
+    const cursor = first.json().nextCursor
+    assert.equal(typeof cursor, 'string')
+    const next = await api.get(`/products?metafield.custom.size=m&limit=2&cursor=${cursor}`)
+    assert.deepEqual(
+      [...first.json().data, ...next.json().data].map((p: { name: string }) => p.name),
+      ['C', 'B', 'A'],
+    )
+    assert.equal(next.json().nextCursor, null)
+    await namesField(api, `metafield.custom.size=l&limit=2&cursor=${cursor}`, 'cursor')
+    await namesField(api, `limit=2&cursor=${cursor}`, 'cursor')
+  })
+
+  it('facets a filterable attribute: JSON values, exact disjunctive counts, ordered', async (t) => {
+    const api = await buildTestApi(t, dialect)
+    await define(api, { key: 'color', type: 'list.single_line_text_field' })
+    await define(api, { key: 'seats', type: 'number_integer' })
+    await define(api, { key: 'fit', owner: 'variant', type: 'single_line_text_field' })
+    await api.createProduct({
+      name: 'A',
+      vendor: 'Acme',
+      metafields: { 'custom.color': ['Red', 'blue'], 'custom.seats': 10 },
+    })
+    await api.createProduct({
+      name: 'B',
+      vendor: 'Acme',
+      metafields: { 'custom.color': ['red'], 'custom.seats': 9 },
+    })
+    const c = await api.createProduct({
+      name: 'C',
+      vendor: 'Globex',
+      metafields: { 'custom.seats': 10 },
+    })
+    await addVariant(api, c.id, { name: 'S1', metafields: { 'custom.fit': 'slim' } })
+    await addVariant(api, c.id, { name: 'S2', sku: 'S2', metafields: { 'custom.fit': 'slim' } })
+
+    const res = await api.get(
+      '/products?facets=metafield.custom.color,metafield.custom.seats,metafield.custom.fit,vendor&metafield.custom.seats=10',
+    )
+    assert.equal(res.statusCode, 200, res.body)
+    const facets = res.json().facets
+    assert.deepEqual(facets['metafield.custom.color'], [
+      { value: 'blue', count: 1 },
+      { value: 'Red', count: 1 },
+    ])
+    // Its own filter is left out: both seat counts are shown.
+    assert.deepEqual(facets['metafield.custom.seats'], [
+      { value: 10, count: 2 },
+      { value: 9, count: 1 },
+    ])
+    assert.deepEqual(facets['metafield.custom.fit'], [{ value: 'slim', count: 1 }])
+    assert.deepEqual(facets.vendor, [
+      { value: 'Acme', count: 1 },
+      { value: 'Globex', count: 1 },
+    ])
+    // Ties by value, numbers from lowest (9 before 10, not as text).
+    const limited = await api.get('/products?facets=metafield.custom.seats&facet_limit=1&q=acme')
+    assert.deepEqual(limited.json().facets['metafield.custom.seats'], [{ value: 9, count: 1 }])
+    const ties = await api.get('/products?facets=metafield.custom.seats')
+    assert.deepEqual(ties.json().facets['metafield.custom.seats'], [
+      { value: 10, count: 2 },
+      { value: 9, count: 1 },
+    ])
+  })
+})

@@ -147,4 +147,58 @@ describeEachDialect('metafields in the product list', (dialect) => {
       { value: 9, count: 1 },
     ])
   })
+
+  it('finds searchable text values with q, kept on writes, definition changes and deletes', async (t) => {
+    const api = await buildTestApi(t, dialect)
+    const material = await define(api, {
+      key: 'material',
+      type: 'single_line_text_field',
+      filterable: false,
+      searchable: true,
+    })
+    const care = await define(api, {
+      key: 'care',
+      type: 'list.single_line_text_field',
+      filterable: false,
+    })
+    const lining = await define(api, {
+      key: 'lining',
+      owner: 'variant',
+      type: 'single_line_text_field',
+      searchable: true,
+    })
+    const a = await api.createProduct({
+      name: 'Coat',
+      metafields: { 'custom.material': 'Crème Merino', 'custom.care': ['handwash'] },
+    })
+    const b = await api.createProduct({ name: 'Jacket' })
+    await addVariant(api, b.id, { name: 'Tall', metafields: { 'custom.lining': 'Taffeta' } })
+
+    assert.deepEqual(await names(api, 'q=creme%20merino'), ['Coat'])
+    assert.deepEqual(await names(api, 'q=meri'), ['Coat'])
+    assert.deepEqual(await names(api, 'q=handwash'), [])
+    assert.deepEqual(await names(api, 'q=taffeta'), ['Jacket'])
+
+    // A write of the values rebuilds the document.
+    const patched = await api.patch(`/products/${a.id}`, {
+      metafields: { 'custom.material': 'Alpaca' },
+    })
+    assert.equal(patched.statusCode, 200, patched.body)
+    assert.deepEqual(await names(api, 'q=merino'), [])
+    assert.deepEqual(await names(api, 'q=alpaca'), ['Coat'])
+
+    // Turning searchable on and off rebuilds the documents holding the key.
+    const on = await api.patch(`/metafield-definitions/${care.id}`, { searchable: true })
+    assert.equal(on.statusCode, 200, on.body)
+    assert.deepEqual(await names(api, 'q=handwash'), ['Coat'])
+    const off = await api.patch(`/metafield-definitions/${material.id}`, { searchable: false })
+    assert.equal(off.statusCode, 200, off.body)
+    assert.deepEqual(await names(api, 'q=alpaca'), [])
+
+    // Deleting a searchable definition removes its text.
+    const gone = await api.delete(`/metafield-definitions/${lining.id}`)
+    assert.equal(gone.statusCode, 200, gone.body)
+    assert.deepEqual(await names(api, 'q=taffeta'), [])
+    assert.deepEqual(await names(api, 'q=jacket'), ['Jacket'])
+  })
 })

@@ -6,6 +6,7 @@ import type { Executor, MetafieldDefinitionRow } from '../db/schema.js'
 import { isUuid, newId, nowIso, toIso } from '../db/values.js'
 import { AppError, validationFailed, type FieldProblem } from '../errors.js'
 import { ifMatchAllows } from '../http/conditional.js'
+import { refreshSearchDocuments } from '../search/search-document.repository.js'
 import {
   MAX_DEFINITIONS_PER_OWNER,
   type CreateDefinitionInput,
@@ -134,6 +135,7 @@ export function updateDefinitionWork(
     const updated = await updateDefinitionRow(db, storeId, row.id, changes, nowIso())
     if (changes.filterable === false) await deleteDefinitionIndex(db, storeId, row.id)
     if (changes.filterable === true) await indexDefinition(db, storeId, current)
+    if (changes.searchable !== undefined) await refreshHolders(db, storeId, row)
     return rowToDefinition(updated)
   }
 }
@@ -165,6 +167,7 @@ export function deleteDefinitionWork(
 ): Work<Deleted> {
   return async (db) => {
     const row = await lockDefinition(db, storeId, id, ifMatch)
+    const holders = asBoolean(row.searchable) ? await holdersOf(db, storeId, row) : []
     await removeKeyFromRecords(
       db,
       storeId,
@@ -173,7 +176,35 @@ export function deleteDefinitionWork(
     )
     await deleteDefinitionRow(db, storeId, row.id)
     await releaseDefinitionSlot(db, storeId, row.owner)
+    await refreshInPieces(db, storeId, holders)
     return { id: row.id, deleted: true }
+  }
+}
+
+const asBoolean = (value: boolean | number) => value === true || value === 1
+
+/** The products holding a value of the definition (themselves or by a variant). */
+async function holdersOf(db: Executor, storeId: string, row: MetafieldDefinitionRow) {
+  const records = await recordsWithKey(
+    db,
+    storeId,
+    row.owner as MetafieldOwner,
+    `${row.namespace}.${row.key}`,
+  )
+  return [...new Set(records.map((record) => record.productId))]
+}
+
+/**
+ * Rebuilds the search documents of the products holding the definition's values, in the
+ * change's transaction (its `searchable` flag changed): a pass over them, as an index switch.
+ */
+async function refreshHolders(db: Executor, storeId: string, row: MetafieldDefinitionRow) {
+  await refreshInPieces(db, storeId, await holdersOf(db, storeId, row))
+}
+
+async function refreshInPieces(db: Executor, storeId: string, productIds: string[]) {
+  for (let i = 0; i < productIds.length; i += 500) {
+    await refreshSearchDocuments(db, storeId, productIds.slice(i, i + 500))
   }
 }
 

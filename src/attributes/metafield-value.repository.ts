@@ -2,6 +2,7 @@ import { dialectOf } from '../db/dialect.js'
 import { insertRows } from '../db/multi-row-insert.js'
 import { statement } from '../db/statements.js'
 import type { Executor } from '../db/schema.js'
+import { inList } from '../db/values.js'
 
 /** One row of the filter index: an item of a filterable definition's value on a record. */
 export interface IndexedValue {
@@ -142,4 +143,36 @@ export async function removeKeyFromRecords(
     .where('store_id', '=', storeId)
     .where(dialect.jsonObjectHasKey('metafields', fullKey))
     .execute()
+}
+
+/** The stored values of the store's `productIds` and of their variants. */
+export async function metafieldsOfProducts(
+  db: Executor,
+  storeId: string,
+  productIds: readonly string[],
+): Promise<{ productId: string; owner: Owner; metafields: unknown }[]> {
+  const products = await db
+    .selectFrom('products')
+    .select(['id', 'metafields'])
+    .where('store_id', '=', storeId)
+    .where(inList(db, 'id', 'uuid', productIds))
+    .execute()
+  const variants = await db
+    .selectFrom('variants')
+    .select(['product_id', 'metafields'])
+    .where('store_id', '=', storeId)
+    .where(inList(db, 'product_id', 'uuid', productIds))
+    .execute()
+  return [
+    ...products.map((row) => ({
+      productId: row.id,
+      owner: 'product' as const,
+      metafields: row.metafields,
+    })),
+    ...variants.map((row) => ({
+      productId: row.product_id,
+      owner: 'variant' as const,
+      metafields: row.metafields,
+    })),
+  ]
 }

@@ -1,3 +1,4 @@
+import { searchableMetafieldTexts } from '../attributes/metafield-search-text.js'
 import { dialectOf } from '../db/dialect.js'
 import type { Executor } from '../db/schema.js'
 import { inList, inPieces } from '../db/values.js'
@@ -14,7 +15,7 @@ export type SearchTextSource = (
   productIds: readonly string[],
 ) => Promise<Map<string, string[]>>
 
-export const SEARCH_TEXT_SOURCES: SearchTextSource[] = []
+export const SEARCH_TEXT_SOURCES: SearchTextSource[] = [searchableMetafieldTexts]
 
 /**
  * Writes the search documents of the store's `productIds` as the products and their variants

@@ -201,4 +201,97 @@ describeEachDialect('metafields in the product list', (dialect) => {
     assert.deepEqual(await names(api, 'q=taffeta'), [])
     assert.deepEqual(await names(api, 'q=jacket'), ['Jacket'])
   })
+
+  it('smart collection rules on filterable product attributes: validated, exact at commit, same in SQL', async (t) => {
+    const api = await buildTestApi(t, dialect)
+    await define(api, { key: 'seats', type: 'number_integer' })
+    await define(api, { key: 'color', type: 'list.single_line_text_field' })
+    await define(api, { key: 'note', type: 'single_line_text_field', filterable: false })
+    await define(api, { key: 'fit', owner: 'variant', type: 'single_line_text_field' })
+    const a = await api.createProduct({
+      name: 'A',
+      metafields: { 'custom.seats': 2, 'custom.color': ['Red', 'blue'] },
+    })
+    const b = await api.createProduct({ name: 'B', metafields: { 'custom.seats': 5 } })
+    await api.createProduct({ name: 'C' })
+
+    const create = (rules: unknown[], disjunctive = false) =>
+      api.post('/collections', { title: 'T', rules, disjunctive })
+    const refused = async (rule: Record<string, unknown>, field: string) => {
+      const body = expectError(await create([rule]), 400, 'validation_failed')
+      assert.ok(
+        body.details?.some((d) => d.field === field),
+        JSON.stringify(body),
+      )
+    }
+    await refused(
+      { field: 'metafield.custom.note', relation: 'equals', value: 'x' },
+      'rules[0].field',
+    )
+    await refused(
+      { field: 'metafield.custom.fit', relation: 'equals', value: 'x' },
+      'rules[0].field',
+    )
+    await refused(
+      { field: 'metafield.custom.nope', relation: 'equals', value: 'x' },
+      'rules[0].field',
+    )
+    await refused(
+      { field: 'metafield.custom.seats', relation: 'equals', value: '2' },
+      'rules[0].value',
+    )
+    await refused(
+      { field: 'metafield.custom.seats', relation: 'equals', value: 2.5 },
+      'rules[0].value',
+    )
+    await refused(
+      { field: 'metafield.custom.color', relation: 'greater_than', value: 'a' },
+      'rules[0].relation',
+    )
+    await refused(
+      { field: 'metafield.custom.color', relation: 'equals', value: 3 },
+      'rules[0].value',
+    )
+
+    const members = async (id: string) => {
+      const res = await api.get(`/collections/${id}/products?limit=100`)
+      assert.equal(res.statusCode, 200, res.body)
+      return res
+        .json()
+        .data.map((p: { name: string }) => p.name)
+        .sort()
+    }
+    // Computed in SQL when created.
+    const big = await create([
+      { field: 'metafield.custom.seats', relation: 'greater_than', value: 2 },
+    ])
+    assert.equal(big.statusCode, 200, big.body)
+    const red = await create([
+      { field: 'metafield.custom.color', relation: 'equals', value: 'RED' },
+    ])
+    const two = await create([{ field: 'metafield.custom.seats', relation: 'equals', value: 2 }])
+    const few = await create([{ field: 'metafield.custom.seats', relation: 'less_than', value: 5 }])
+    const ids = [big, red, two, few].map((res) => res.json().data.id as string)
+    const sqlMembers = await Promise.all(ids.map(members))
+    assert.deepEqual(sqlMembers, [['B'], ['A'], ['A'], ['A']])
+
+    // Kept in memory by product writes: the same answers as SQL after each change.
+    await api.patch(`/products/${a.id}`, {
+      metafields: { 'custom.seats': 9, 'custom.color': null },
+    })
+    await api.patch(`/products/${b.id}`, { metafields: { 'custom.color': ['red'] } })
+    const d = await api.createProduct({ name: 'D', metafields: { 'custom.seats': 1 } })
+    assert.ok(d.id)
+    const memory = await Promise.all(ids.map(members))
+    assert.deepEqual(memory, [['A', 'B'], ['B'], [], ['D']])
+    // Recomputing the same rules in SQL (a rules change) agrees.
+    for (const id of ids) {
+      const current = (await api.get(`/collections/${id}`)).json().data
+      const res = await api.patch(`/collections/${id}`, {
+        rules: [...current.rules, { field: 'status', relation: 'not_equals', value: 'archived' }],
+      })
+      assert.equal(res.statusCode, 200, res.body)
+    }
+    assert.deepEqual(await Promise.all(ids.map(members)), memory)
+  })
 })

@@ -32,6 +32,7 @@ import {
   type UpdateCollectionInput,
 } from './collection.schemas.js'
 import { applyRules, lockForRulesChange, rulesChanged } from './membership.js'
+import { ruleAttributes } from './metafield-rules.js'
 import { checkRules, type Rule } from './rules.js'
 
 /** Collections: create, read, list, PATCH and DELETE, with their rules and handles. */
@@ -76,7 +77,10 @@ export function createCollectionWork(
 ): Work<Collection> {
   return (db) =>
     inTransaction(db, async (tx) => {
-      const rules = input.rules == null ? null : checkRules(input.rules)
+      const rules =
+        input.rules == null
+          ? null
+          : checkRules(input.rules, await ruleAttributes(tx, storeId, input.rules))
       const kind = rules === null ? 'manual' : 'smart'
       const sortOrder = sortOrderOf(kind, input.sort_order)
       await lockForRulesChange(tx, storeId)
@@ -190,7 +194,9 @@ export function updateCollectionWork(
           },
         ])
       }
-      if (patch.rules != null) rules = checkRules(patch.rules)
+      if (patch.rules != null) {
+        rules = checkRules(patch.rules, await ruleAttributes(tx, storeId, patch.rules))
+      }
       const sortOrder =
         patch.sort_order === undefined
           ? (row.sort_order as SortOrder)

@@ -1,4 +1,5 @@
 import type { Transaction } from 'kysely'
+import { storedMetafields } from '../attributes/metafield-types.js'
 import { inTransaction } from '../db/transactions.js'
 import type { DB, Executor, ProductRow } from '../db/schema.js'
 import { appendEvent, appendEvents, eventRow, pendingEvent } from '../events/outbox.js'
@@ -24,7 +25,14 @@ import {
   updateMemberKeys,
   type MemberKeys,
 } from './membership.repository.js'
-import { compileRules, readsOptions, rulesSql, type ProductFacts, type Rule } from './rules.js'
+import {
+  compileRules,
+  readsMetafields,
+  readsOptions,
+  rulesSql,
+  type ProductFacts,
+  type Rule,
+} from './rules.js'
 
 /**
  * Memberships exact at commit. Every write of a product or a variant runs through
@@ -201,6 +209,7 @@ async function productFacts(
       }
     }
   }
+  const metafields = smart.some((collection) => readsMetafields(collection.rules))
   return new Map(
     products.map((row) => {
       const tags: string[] = typeof row.tags === 'string' ? JSON.parse(row.tags) : row.tags
@@ -214,6 +223,7 @@ async function productFacts(
           priceE4: Number(row.price_e4),
           tags: new Set(tags.map((tag) => tag.toLowerCase())),
           options: options.get(row.id)!,
+          metafields: metafields ? storedMetafields(row.metafields) : {},
         },
       ]
     }),

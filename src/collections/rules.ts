@@ -2,7 +2,15 @@ import { sql, type RawBuilder } from 'kysely'
 import { dialectOf } from '../db/dialect.js'
 import type { Executor } from '../db/schema.js'
 import { validationFailed, type FieldProblem } from '../errors.js'
+import type { MetafieldType } from '../attributes/metafield-types.js'
 import { optionIn, priceBetween, statusIn, tagIn } from '../search/filters.js'
+import {
+  METAFIELD_PREFIX,
+  metafieldRelations,
+  metafieldRuleSql,
+  metafieldTest,
+  metafieldValueProblem,
+} from './metafield-rules.js'
 
 /**
  * The rules of smart collections: their validation, and their meaning written twice, with
@@ -45,7 +53,6 @@ const TEXT_RELATIONS: RuleRelation[] = [
 const TEXT_COLUMNS = { name: 'name', vendor: 'vendor', product_type: 'product_type' } as const
 type TextField = keyof typeof TEXT_COLUMNS
 const OPTION_PREFIX = 'option.'
-const METAFIELD_PREFIX = 'metafield.'
 
 /** The relations a field takes; undefined for a field that is not a rule's. */
 function relationsOf(field: string): RuleRelation[] | undefined {
@@ -75,7 +82,10 @@ function isRulePrice(value: unknown): value is number {
  * `rules[i].relation` or `rules[i].value` (400 validation_failed). Text values are trimmed,
  * as the products' fields they are compared with are.
  */
-export function checkRules(rules: readonly unknown[]): Rule[] {
+export function checkRules(
+  rules: readonly unknown[],
+  attributes: ReadonlyMap<string, MetafieldType> = new Map(),
+): Rule[] {
   const problems: FieldProblem[] = []
   const checked: Rule[] = []
   rules.forEach((raw, i) => {
@@ -90,7 +100,23 @@ export function checkRules(rules: readonly unknown[]): Rule[] {
       return
     }
     if (field.startsWith(METAFIELD_PREFIX)) {
-      problems.push({ field: `${at}.field`, message: 'must name a filterable product attribute' })
+      const type = attributes.get(field)
+      const relations = type === undefined ? [] : metafieldRelations(type)
+      if (type === undefined || relations.length === 0) {
+        problems.push({
+          field: `${at}.field`,
+          message: 'must name a filterable product attribute of a text or number type',
+        })
+      } else if (typeof relation !== 'string' || !relations.includes(relation)) {
+        problems.push({
+          field: `${at}.relation`,
+          message: `must be one of ${relations.join(', ')} for ${field}`,
+        })
+      } else {
+        const problem = metafieldValueProblem(type, value)
+        if (problem !== undefined) problems.push({ field: `${at}.value`, message: problem })
+        else checked.push({ field, relation: relation as RuleRelation, value: value as string })
+      }
       return
     }
     const relations = relationsOf(field)
@@ -151,10 +177,17 @@ export interface ProductFacts {
   tags: ReadonlySet<string>
   /** `name\u0000value` of every option of every variant, lowercased. */
   options: ReadonlySet<string>
+  /** The product's stored custom attribute values (read when a rule reads them). */
+  metafields: Readonly<Record<string, unknown>>
 }
 
 const lower = (text: string) => text.toLowerCase()
 const priceE4 = (value: number) => Math.round(value * 10_000)
+
+/** Whether any rule reads the product's custom attributes. */
+export function readsMetafields(rules: readonly Rule[]): boolean {
+  return rules.some((rule) => rule.field.startsWith(METAFIELD_PREFIX))
+}
 
 /** Whether the rules any field reads the variants' options (so they must be loaded). */
 export function readsOptions(rules: readonly Rule[]): boolean {
@@ -178,6 +211,10 @@ export function compileRules(
 
 function compileRule(rule: Rule): (facts: ProductFacts) => boolean {
   const { field, relation, value } = rule
+  if (field.startsWith(METAFIELD_PREFIX)) {
+    const test = metafieldTest(field, relation, value)
+    return (facts) => test(facts.metafields)
+  }
   if (field === 'price') {
     const bound = priceE4(value as number)
     if (relation === 'equals') return (facts) => facts.priceE4 === bound
@@ -235,6 +272,7 @@ export function rulesSql(
 
 function ruleSql(db: Executor, rule: Rule): RawBuilder<boolean> {
   const { field, relation, value } = rule
+  if (field.startsWith(METAFIELD_PREFIX)) return metafieldRuleSql(db, field, relation, value)
   if (field === 'price') {
     // Stored prices are whole ten-thousandths: a strict bound is the next inclusive one.
     const bound = priceE4(value as number)

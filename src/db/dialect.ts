@@ -89,6 +89,8 @@ export interface SqlDialect {
   lower(expression: RawBuilder<unknown>): RawBuilder<string>
   /** The entries of a JSON object (a column), as rows of two text columns, `key` and `value`. */
   jsonObjectEntries(column: string): RawBuilder<{ key: string; value: string }>
+  /** A JSON number's text as a number to compare (a metafield rule's bound). */
+  jsonNumber(expression: RawBuilder<unknown>): RawBuilder<number>
   /**
    * `select` of a lock on `key` until the transaction ends, shared or exclusive, where
    * transactions write concurrently (PostgreSQL's advisory locks); undefined on SQLite.
@@ -120,6 +122,7 @@ export const SQLITE: SqlDialect = Object.freeze({
     sql<string>`json_remove(${sql.ref(column)}, '$."' || ${key} || '"')`,
   notify: () => undefined,
   lower: (expression) => sql<string>`unicode_lower(${expression})`,
+  jsonNumber: (expression) => sql<number>`cast(${expression} as real)`,
   jsonObjectEntries: (column) => sql<{ key: string; value: string }>`json_each(${sql.ref(column)})`,
   transactionLock: () => undefined,
 } satisfies SqlDialect)
@@ -148,6 +151,7 @@ export const POSTGRES: SqlDialect = Object.freeze({
     sql<string>`(${sql.ref(column)}::jsonb - ${key}::text)::json`,
   notify: (channel) => sql`select pg_notify(${channel}, current_schema())`,
   lower: (expression) => sql<string>`lower(${expression})`,
+  jsonNumber: (expression) => sql<number>`(${expression})::numeric`,
   jsonObjectEntries: (column) =>
     sql<{ key: string; value: string }>`json_each_text(${sql.ref(column)})`,
   transactionLock: (key, mode) =>

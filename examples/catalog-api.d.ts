@@ -964,7 +964,7 @@ export interface operations {
         price_min?: number
         /** @description Only products whose price is at most this */
         price_max?: number
-        /** @description Comma-separated, at most 10 of status, vendor, product_type, tag, price, option.<Name> */
+        /** @description Comma-separated, at most 10 of status, vendor, product_type, tag, price, option.<Name>, metafield.<namespace>.<key> */
         facets?: string
         /** @description Values per facet; 20 by default */
         facet_limit?: number

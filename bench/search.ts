@@ -9,6 +9,7 @@
  *   npx tsx bench/search.ts --dialect sqlite --products 1000000
  *   npx tsx bench/search.ts --dialect postgres --products 1000000   (BENCH_POSTGRES_URL)
  *   npx tsx bench/search.ts --short                                   (CI: 5,000, both if set)
+ *   --keep leaves the loaded store (its URL is printed) for EXPLAIN and profiling
  */
 import { spawnSync } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
@@ -391,7 +392,9 @@ async function main() {
       )
       await database.close()
     } finally {
-      await drop()
+      // --keep: leave the loaded store for EXPLAIN and profiling.
+      if (args.includes('--keep')) console.log(`${dialect}: kept ${url}`)
+      else await drop()
     }
   }
 }

@@ -224,6 +224,112 @@ export interface paths {
     patch?: never
     trace?: never
   }
+  '/api/commerce/v1/collections': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /**
+     * Collections, newest first, a page at a time
+     * @description Needs an API key with scope `read` or `write`.
+     */
+    get: operations['listCollections']
+    put?: never
+    /**
+     * Create a collection: manual, or smart with rules
+     * @description Without `rules` (or with `null`) the collection is manual; with 1 to 60 rules it is smart, and holds exactly the products its rules match from then on. The kind never changes. The handle is made from the title when not sent (suffixed on a collision); one set by hand that another collection has is 409 `duplicate_handle`. At most 5,000 collections per store.
+     *
+     *     Needs an API key with scope `write`.
+     */
+    post: operations['createCollection']
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/api/commerce/v1/collections/{id}': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /**
+     * A collection
+     * @description Needs an API key with scope `read` or `write`.
+     */
+    get: operations['getCollection']
+    put?: never
+    post?: never
+    /**
+     * Delete a collection; its products stay
+     * @description Needs an API key with scope `write`.
+     */
+    delete: operations['deleteCollection']
+    options?: never
+    head?: never
+    /**
+     * Change a collection (JSON Merge Patch)
+     * @description A change of `rules` or `disjunctive` recomputes the members before the answer. `rules` on a manual collection, or `null` on a smart one, is 400. With `If-Match`, the change is made only on that version (412 `precondition_failed`).
+     *
+     *     Needs an API key with scope `write`.
+     */
+    patch: operations['updateCollection']
+    trace?: never
+  }
+  '/api/commerce/v1/collections/{id}/products': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /**
+     * A collection's products in its sort order, a page at a time
+     * @description Needs an API key with scope `read` or `write`.
+     */
+    get: operations['listCollectionProducts']
+    put?: never
+    /**
+     * Append products to a manual collection
+     * @description In the order sent; products already in stay where they are. 409 `smart_collection` on a smart collection.
+     *
+     *     Needs an API key with scope `write`.
+     */
+    post: operations['addCollectionProducts']
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/api/commerce/v1/collections/{id}/products/{productId}': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    post?: never
+    /**
+     * Remove a product from a manual collection
+     * @description Needs an API key with scope `write`.
+     */
+    delete: operations['removeCollectionProduct']
+    options?: never
+    head?: never
+    /**
+     * Move a product of a manual collection
+     * @description Needs an API key with scope `write`.
+     */
+    patch: operations['moveCollectionProduct']
+    trace?: never
+  }
   '/api/commerce/v1/events': {
     parameters: {
       query?: never
@@ -1169,7 +1275,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody']
         }
       }
-      /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
+      /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `duplicate_handle`: the handle is another collection's of the store; `smart_collection`: a manual membership change is asked of a smart collection; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
       409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -1612,7 +1718,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody']
         }
       }
-      /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
+      /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `duplicate_handle`: the handle is another collection's of the store; `smart_collection`: a manual membership change is asked of a smart collection; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
       409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -1956,7 +2062,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody']
         }
       }
-      /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
+      /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `duplicate_handle`: the handle is another collection's of the store; `smart_collection`: a manual membership change is asked of a smart collection; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
       409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -2384,7 +2490,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody']
         }
       }
-      /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
+      /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `duplicate_handle`: the handle is another collection's of the store; `smart_collection`: a manual membership change is asked of a smart collection; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
       409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -2760,7 +2866,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody']
         }
       }
-      /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
+      /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `duplicate_handle`: the handle is another collection's of the store; `smart_collection`: a manual membership change is asked of a smart collection; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
       409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -3054,7 +3160,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody']
         }
       }
-      /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
+      /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `duplicate_handle`: the handle is another collection's of the store; `smart_collection`: a manual membership change is asked of a smart collection; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
       409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -3316,13 +3422,2104 @@ export interface operations {
       }
     }
   }
+  listCollections: {
+    parameters: {
+      query?: {
+        limit?: number
+        /** @description nextCursor of the previous page */
+        cursor?: string
+        /** @description Only the collection with this handle */
+        handle?: string
+      }
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description A page of collections, newest first */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          [name: string]: unknown
+        }
+        content: {
+          /**
+           * @example {
+           *       "data": [
+           *         {
+           *           "id": "019ab0c4-1f2e-7c41-9b0d-3f5e2a8c1d70",
+           *           "title": "Under 20",
+           *           "handle": "under-20",
+           *           "description": null,
+           *           "kind": "smart",
+           *           "rules": [
+           *             {
+           *               "field": "price",
+           *               "relation": "less_than",
+           *               "value": 20
+           *             }
+           *           ],
+           *           "disjunctive": false,
+           *           "sortOrder": "price",
+           *           "productsCount": 42,
+           *           "version": 1,
+           *           "createdAt": "2026-11-30T10:15:30.123Z",
+           *           "updatedAt": "2026-11-30T10:15:30.123Z"
+           *         }
+           *       ],
+           *       "nextCursor": null
+           *     }
+           */
+          'application/json': {
+            data: {
+              /** Format: uuid */
+              id: string
+              title: string
+              handle: string
+              description: string | null
+              /** @enum {string} */
+              kind: 'manual' | 'smart'
+              /** @description {field, relation, value}. Fields: name, vendor, product_type (equals, not_equals, contains, not_contains, starts_with, ends_with), tag (equals, not_equals), price (a number: equals, greater_than, less_than), status (equals, not_equals), option.<Name> (equals), metafield.<namespace>.<key> of a filterable product attribute. Text compared without case. Each is checked by the service, which names a problem as rules[i].field, rules[i].relation or rules[i].value */
+              rules:
+                | {
+                    field: string
+                    /** @enum {string} */
+                    relation:
+                      | 'equals'
+                      | 'not_equals'
+                      | 'contains'
+                      | 'not_contains'
+                      | 'starts_with'
+                      | 'ends_with'
+                      | 'greater_than'
+                      | 'less_than'
+                    value: string | number
+                  }[]
+                | null
+              disjunctive: boolean
+              /** @enum {string} */
+              sortOrder: 'manual' | 'newest' | 'oldest' | 'name' | '-name' | 'price' | '-price'
+              /** @description Read fresh with every answer */
+              productsCount: number
+              version: number
+              /**
+               * Format: date-time
+               * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:15:30.123Z
+               */
+              createdAt: string
+              /**
+               * Format: date-time
+               * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:15:30.123Z
+               */
+              updatedAt: string
+            }[]
+            /** @description Pass as cursor for the next page; null on the last */
+            nextCursor: string | null
+          }
+        }
+      }
+      /** @description `invalid_json`: the body is not valid JSON, or is empty; `bad_request`: the bytes received are not valid HTTP (the connection is closed); `validation_failed`: a field is missing, of the wrong type or out of bounds; one detail per problem */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `unauthorized`: no Authorization header, not Bearer, or an unknown, malformed or revoked key */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'WWW-Authenticate': components['headers']['WWW-Authenticate']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `forbidden`: the key lacks the scope the route needs */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `rate_limited`: the key has used up its requests for the current minute */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Retry-After': components['headers']['Retry-After']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `internal_error`: anything unexpected (logged with the request id) */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `unavailable`: the database is unreachable, or the service is shutting down */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+    }
+  }
+  createCollection: {
+    parameters: {
+      query?: never
+      header?: {
+        /** @description Makes the request safe to retry: a retry with the same key (24 hours by default) gets the first answer again, with Idempotent-Replayed: true, and changes nothing. 1 to 255 printable ASCII characters, e.g. a UUID. */
+        'idempotency-key'?: string
+      }
+      path?: never
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "title": "Under 20",
+         *       "rules": [
+         *         {
+         *           "field": "price",
+         *           "relation": "less_than",
+         *           "value": 20
+         *         },
+         *         {
+         *           "field": "status",
+         *           "relation": "equals",
+         *           "value": "active"
+         *         }
+         *       ],
+         *       "sort_order": "price"
+         *     }
+         */
+        'application/json': {
+          /** @description Trimmed first */
+          title: string
+          /** @description Lowercase a-z and 0-9, single dashes between them; unique among the collections */
+          handle?: string | null
+          description?: string | null
+          rules?: unknown[] | null
+          disjunctive?: boolean | null
+          /** @enum {string|null} */
+          sort_order?: 'manual' | 'newest' | 'oldest' | 'name' | '-name' | 'price' | '-price' | null
+        }
+      }
+    }
+    responses: {
+      /** @description The collection */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          /** @description The version of the record, quoted: "7". Send it back in If-Match or If-None-Match */
+          ETag?: string
+          [name: string]: unknown
+        }
+        content: {
+          /**
+           * @example {
+           *       "data": {
+           *         "id": "019ab0c4-1f2e-7c41-9b0d-3f5e2a8c1d70",
+           *         "title": "Under 20",
+           *         "handle": "under-20",
+           *         "description": null,
+           *         "kind": "smart",
+           *         "rules": [
+           *           {
+           *             "field": "price",
+           *             "relation": "less_than",
+           *             "value": 20
+           *           }
+           *         ],
+           *         "disjunctive": false,
+           *         "sortOrder": "price",
+           *         "productsCount": 42,
+           *         "version": 1,
+           *         "createdAt": "2026-11-30T10:15:30.123Z",
+           *         "updatedAt": "2026-11-30T10:15:30.123Z"
+           *       }
+           *     }
+           */
+          'application/json': {
+            data: {
+              /** Format: uuid */
+              id: string
+              title: string
+              handle: string
+              description: string | null
+              /** @enum {string} */
+              kind: 'manual' | 'smart'
+              /** @description {field, relation, value}. Fields: name, vendor, product_type (equals, not_equals, contains, not_contains, starts_with, ends_with), tag (equals, not_equals), price (a number: equals, greater_than, less_than), status (equals, not_equals), option.<Name> (equals), metafield.<namespace>.<key> of a filterable product attribute. Text compared without case. Each is checked by the service, which names a problem as rules[i].field, rules[i].relation or rules[i].value */
+              rules:
+                | {
+                    field: string
+                    /** @enum {string} */
+                    relation:
+                      | 'equals'
+                      | 'not_equals'
+                      | 'contains'
+                      | 'not_contains'
+                      | 'starts_with'
+                      | 'ends_with'
+                      | 'greater_than'
+                      | 'less_than'
+                    value: string | number
+                  }[]
+                | null
+              disjunctive: boolean
+              /** @enum {string} */
+              sortOrder: 'manual' | 'newest' | 'oldest' | 'name' | '-name' | 'price' | '-price'
+              /** @description Read fresh with every answer */
+              productsCount: number
+              version: number
+              /**
+               * Format: date-time
+               * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:15:30.123Z
+               */
+              createdAt: string
+              /**
+               * Format: date-time
+               * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:15:30.123Z
+               */
+              updatedAt: string
+            }
+          }
+        }
+      }
+      /** @description `invalid_json`: the body is not valid JSON, or is empty; `bad_request`: the bytes received are not valid HTTP (the connection is closed); `validation_failed`: a field is missing, of the wrong type or out of bounds; one detail per problem */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `unauthorized`: no Authorization header, not Bearer, or an unknown, malformed or revoked key */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'WWW-Authenticate': components['headers']['WWW-Authenticate']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `forbidden`: the key lacks the scope the route needs */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `duplicate_handle`: the handle is another collection's of the store; `smart_collection`: a manual membership change is asked of a smart collection; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
+      409: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `payload_too_large`: the body is over the size limit (256 KiB unless configured; IMPORT_MAX_BYTES for an import) */
+      413: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `unsupported_media_type`: the body is not sent as application/json (as text/csv for an import) */
+      415: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `idempotency_key_reused`: the Idempotency-Key was used before with a different request */
+      422: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `rate_limited`: the key has used up its requests for the current minute */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Retry-After': components['headers']['Retry-After']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `internal_error`: anything unexpected (logged with the request id) */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `unavailable`: the database is unreachable, or the service is shutting down */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+    }
+  }
+  getCollection: {
+    parameters: {
+      query?: never
+      header?: {
+        /** @description Answer 304 without a body if the record is still at one of these versions (`"7"`, a list, or `*`). Anything else (an unquoted `7`) is 400 validation_failed. */
+        'if-none-match'?: string
+      }
+      path: {
+        /** @description Collection id (UUID) */
+        id: string
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description The collection */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          /** @description The version of the record, quoted: "7". Send it back in If-Match or If-None-Match */
+          ETag?: string
+          [name: string]: unknown
+        }
+        content: {
+          /**
+           * @example {
+           *       "data": {
+           *         "id": "019ab0c4-1f2e-7c41-9b0d-3f5e2a8c1d70",
+           *         "title": "Under 20",
+           *         "handle": "under-20",
+           *         "description": null,
+           *         "kind": "smart",
+           *         "rules": [
+           *           {
+           *             "field": "price",
+           *             "relation": "less_than",
+           *             "value": 20
+           *           }
+           *         ],
+           *         "disjunctive": false,
+           *         "sortOrder": "price",
+           *         "productsCount": 42,
+           *         "version": 1,
+           *         "createdAt": "2026-11-30T10:15:30.123Z",
+           *         "updatedAt": "2026-11-30T10:15:30.123Z"
+           *       }
+           *     }
+           */
+          'application/json': {
+            data: {
+              /** Format: uuid */
+              id: string
+              title: string
+              handle: string
+              description: string | null
+              /** @enum {string} */
+              kind: 'manual' | 'smart'
+              /** @description {field, relation, value}. Fields: name, vendor, product_type (equals, not_equals, contains, not_contains, starts_with, ends_with), tag (equals, not_equals), price (a number: equals, greater_than, less_than), status (equals, not_equals), option.<Name> (equals), metafield.<namespace>.<key> of a filterable product attribute. Text compared without case. Each is checked by the service, which names a problem as rules[i].field, rules[i].relation or rules[i].value */
+              rules:
+                | {
+                    field: string
+                    /** @enum {string} */
+                    relation:
+                      | 'equals'
+                      | 'not_equals'
+                      | 'contains'
+                      | 'not_contains'
+                      | 'starts_with'
+                      | 'ends_with'
+                      | 'greater_than'
+                      | 'less_than'
+                    value: string | number
+                  }[]
+                | null
+              disjunctive: boolean
+              /** @enum {string} */
+              sortOrder: 'manual' | 'newest' | 'oldest' | 'name' | '-name' | 'price' | '-price'
+              /** @description Read fresh with every answer */
+              productsCount: number
+              version: number
+              /**
+               * Format: date-time
+               * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:15:30.123Z
+               */
+              createdAt: string
+              /**
+               * Format: date-time
+               * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:15:30.123Z
+               */
+              updatedAt: string
+            }
+          }
+        }
+      }
+      /** @description Not modified: the version named in If-None-Match is the current one */
+      304: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          /** @description The version of the record, quoted: "7". Send it back in If-Match or If-None-Match */
+          ETag?: string
+          [name: string]: unknown
+        }
+        content?: never
+      }
+      /** @description `invalid_json`: the body is not valid JSON, or is empty; `bad_request`: the bytes received are not valid HTTP (the connection is closed); `validation_failed`: a field is missing, of the wrong type or out of bounds; one detail per problem */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `unauthorized`: no Authorization header, not Bearer, or an unknown, malformed or revoked key */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'WWW-Authenticate': components['headers']['WWW-Authenticate']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `forbidden`: the key lacks the scope the route needs */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `not_found`: unknown, malformed or another store's product or variant id */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `rate_limited`: the key has used up its requests for the current minute */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Retry-After': components['headers']['Retry-After']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `internal_error`: anything unexpected (logged with the request id) */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `unavailable`: the database is unreachable, or the service is shutting down */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+    }
+  }
+  deleteCollection: {
+    parameters: {
+      query?: never
+      header?: {
+        /** @description Makes the request safe to retry: a retry with the same key (24 hours by default) gets the first answer again, with Idempotent-Replayed: true, and changes nothing. 1 to 255 printable ASCII characters, e.g. a UUID. */
+        'idempotency-key'?: string
+        /** @description Run the write only if the record is at one of these versions: `"7"`, `"7", "8"` or `*`. Otherwise 412 precondition_failed and nothing changes. Weak tags (W/"7") never match. Anything else (an unquoted `7`) is 400 validation_failed. */
+        'if-match'?: string
+      }
+      path: {
+        /** @description Collection id (UUID) */
+        id: string
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description The record is deleted: every read of it is 404 from now on */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          /**
+           * @example {
+           *       "data": {
+           *         "id": "019aa9a4-6f2e-7c41-9b0d-3f5e2a8c1d70",
+           *         "deleted": true
+           *       }
+           *     }
+           */
+          'application/json': {
+            data: {
+              /** Format: uuid */
+              id: string
+              /** @enum {boolean} */
+              deleted: true
+            }
+          }
+        }
+      }
+      /** @description `invalid_json`: the body is not valid JSON, or is empty; `bad_request`: the bytes received are not valid HTTP (the connection is closed); `validation_failed`: a field is missing, of the wrong type or out of bounds; one detail per problem */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `unauthorized`: no Authorization header, not Bearer, or an unknown, malformed or revoked key */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'WWW-Authenticate': components['headers']['WWW-Authenticate']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `forbidden`: the key lacks the scope the route needs */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `not_found`: unknown, malformed or another store's product or variant id */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `duplicate_handle`: the handle is another collection's of the store; `smart_collection`: a manual membership change is asked of a smart collection; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
+      409: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `precondition_failed`: If-Match names no current version of the record; nothing was changed */
+      412: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `payload_too_large`: the body is over the size limit (256 KiB unless configured; IMPORT_MAX_BYTES for an import) */
+      413: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `unsupported_media_type`: the body is not sent as application/json (as text/csv for an import) */
+      415: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `idempotency_key_reused`: the Idempotency-Key was used before with a different request */
+      422: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `rate_limited`: the key has used up its requests for the current minute */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Retry-After': components['headers']['Retry-After']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `internal_error`: anything unexpected (logged with the request id) */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `unavailable`: the database is unreachable, or the service is shutting down */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+    }
+  }
+  updateCollection: {
+    parameters: {
+      query?: never
+      header?: {
+        /** @description Makes the request safe to retry: a retry with the same key (24 hours by default) gets the first answer again, with Idempotent-Replayed: true, and changes nothing. 1 to 255 printable ASCII characters, e.g. a UUID. */
+        'idempotency-key'?: string
+        /** @description Run the write only if the record is at one of these versions: `"7"`, `"7", "8"` or `*`. Otherwise 412 precondition_failed and nothing changes. Weak tags (W/"7") never match. Anything else (an unquoted `7`) is 400 validation_failed. */
+        'if-match'?: string
+      }
+      path: {
+        /** @description Collection id (UUID) */
+        id: string
+      }
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "title": "Summer sale",
+         *       "disjunctive": true
+         *     }
+         */
+        'application/json': {
+          /** @description Trimmed first */
+          title?: string
+          /** @description Lowercase a-z and 0-9, single dashes between them; unique among the collections */
+          handle?: string
+          description?: string | null
+          rules?: unknown[] | null
+          disjunctive?: boolean
+          /** @enum {string} */
+          sort_order?: 'manual' | 'newest' | 'oldest' | 'name' | '-name' | 'price' | '-price'
+        }
+        /**
+         * @example {
+         *       "title": "Summer sale",
+         *       "disjunctive": true
+         *     }
+         */
+        'application/merge-patch+json': {
+          /** @description Trimmed first */
+          title?: string
+          /** @description Lowercase a-z and 0-9, single dashes between them; unique among the collections */
+          handle?: string
+          description?: string | null
+          rules?: unknown[] | null
+          disjunctive?: boolean
+          /** @enum {string} */
+          sort_order?: 'manual' | 'newest' | 'oldest' | 'name' | '-name' | 'price' | '-price'
+        }
+      }
+    }
+    responses: {
+      /** @description The collection */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          /** @description The version of the record, quoted: "7". Send it back in If-Match or If-None-Match */
+          ETag?: string
+          [name: string]: unknown
+        }
+        content: {
+          /**
+           * @example {
+           *       "data": {
+           *         "id": "019ab0c4-1f2e-7c41-9b0d-3f5e2a8c1d70",
+           *         "title": "Under 20",
+           *         "handle": "under-20",
+           *         "description": null,
+           *         "kind": "smart",
+           *         "rules": [
+           *           {
+           *             "field": "price",
+           *             "relation": "less_than",
+           *             "value": 20
+           *           }
+           *         ],
+           *         "disjunctive": false,
+           *         "sortOrder": "price",
+           *         "productsCount": 42,
+           *         "version": 1,
+           *         "createdAt": "2026-11-30T10:15:30.123Z",
+           *         "updatedAt": "2026-11-30T10:15:30.123Z"
+           *       }
+           *     }
+           */
+          'application/json': {
+            data: {
+              /** Format: uuid */
+              id: string
+              title: string
+              handle: string
+              description: string | null
+              /** @enum {string} */
+              kind: 'manual' | 'smart'
+              /** @description {field, relation, value}. Fields: name, vendor, product_type (equals, not_equals, contains, not_contains, starts_with, ends_with), tag (equals, not_equals), price (a number: equals, greater_than, less_than), status (equals, not_equals), option.<Name> (equals), metafield.<namespace>.<key> of a filterable product attribute. Text compared without case. Each is checked by the service, which names a problem as rules[i].field, rules[i].relation or rules[i].value */
+              rules:
+                | {
+                    field: string
+                    /** @enum {string} */
+                    relation:
+                      | 'equals'
+                      | 'not_equals'
+                      | 'contains'
+                      | 'not_contains'
+                      | 'starts_with'
+                      | 'ends_with'
+                      | 'greater_than'
+                      | 'less_than'
+                    value: string | number
+                  }[]
+                | null
+              disjunctive: boolean
+              /** @enum {string} */
+              sortOrder: 'manual' | 'newest' | 'oldest' | 'name' | '-name' | 'price' | '-price'
+              /** @description Read fresh with every answer */
+              productsCount: number
+              version: number
+              /**
+               * Format: date-time
+               * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:15:30.123Z
+               */
+              createdAt: string
+              /**
+               * Format: date-time
+               * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:15:30.123Z
+               */
+              updatedAt: string
+            }
+          }
+        }
+      }
+      /** @description `invalid_json`: the body is not valid JSON, or is empty; `bad_request`: the bytes received are not valid HTTP (the connection is closed); `validation_failed`: a field is missing, of the wrong type or out of bounds; one detail per problem */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `unauthorized`: no Authorization header, not Bearer, or an unknown, malformed or revoked key */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'WWW-Authenticate': components['headers']['WWW-Authenticate']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `forbidden`: the key lacks the scope the route needs */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `not_found`: unknown, malformed or another store's product or variant id */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `duplicate_handle`: the handle is another collection's of the store; `smart_collection`: a manual membership change is asked of a smart collection; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
+      409: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `precondition_failed`: If-Match names no current version of the record; nothing was changed */
+      412: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `payload_too_large`: the body is over the size limit (256 KiB unless configured; IMPORT_MAX_BYTES for an import) */
+      413: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `unsupported_media_type`: the body is not sent as application/json (as text/csv for an import) */
+      415: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `idempotency_key_reused`: the Idempotency-Key was used before with a different request */
+      422: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `rate_limited`: the key has used up its requests for the current minute */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Retry-After': components['headers']['Retry-After']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `internal_error`: anything unexpected (logged with the request id) */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `unavailable`: the database is unreachable, or the service is shutting down */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+    }
+  }
+  listCollectionProducts: {
+    parameters: {
+      query?: {
+        limit?: number
+        /** @description nextCursor of the previous page */
+        cursor?: string
+        status?: 'draft' | 'active' | 'archived'
+      }
+      header?: never
+      path: {
+        /** @description Collection id (UUID) */
+        id: string
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description A page of products, in the sort asked (newest first by default) */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          [name: string]: unknown
+        }
+        content: {
+          /**
+           * @example {
+           *       "data": [
+           *         {
+           *           "id": "019aa9a4-6f2e-7c41-9b0d-3f5e2a8c1d70",
+           *           "name": "Crème Brûlée T-Shirt",
+           *           "slug": "creme-brulee-t-shirt",
+           *           "status": "active",
+           *           "price": 19.99,
+           *           "compareAtPrice": 24.99,
+           *           "sku": "TEE-CB",
+           *           "description": "Soft cotton, printed in Lyon.",
+           *           "barcode": null,
+           *           "taxRate": 20,
+           *           "vendor": "Atelier Lyon",
+           *           "productType": "T-Shirt",
+           *           "tags": [
+           *             "cotton",
+           *             "summer"
+           *           ],
+           *           "images": [
+           *             {
+           *               "url": "https://cdn.example.com/tee-cb.jpg",
+           *               "alt": "The T-shirt, front"
+           *             }
+           *           ],
+           *           "version": 3,
+           *           "createdAt": "2026-11-21T10:15:30.123Z",
+           *           "updatedAt": "2026-11-21T10:16:02.481Z"
+           *         }
+           *       ],
+           *       "nextCursor": "WyIyMDI2LTExLTIxVDEwOjE1OjMwLjEyM1oiLCIwMTlhYTlhNC02ZjJlLTdjNDEtOWIwZC0zZjVlMmE4YzFkNzAiXQ"
+           *     }
+           */
+          'application/json': {
+            data: {
+              /**
+               * Format: uuid
+               * @description Assigned by the service (UUIDv7, lowercase)
+               */
+              id: string
+              name: string
+              /** @description Made from the name, unique in the store (t-shirt, t-shirt-2, ...) */
+              slug: string
+              /** @enum {string} */
+              status: 'draft' | 'active' | 'archived'
+              /** @description 0 when not sent */
+              price: number
+              compareAtPrice: number | null
+              sku: string | null
+              description: string | null
+              barcode: string | null
+              /** @description VAT rate, in percent */
+              taxRate: number | null
+              vendor: string | null
+              productType: string | null
+              /** @description In the order sent; [] when none */
+              tags: string[]
+              /** @description In the order sent; [] when none */
+              images: {
+                url: string
+                alt: string | null
+              }[]
+              /** @description 1 at creation, plus 1 for each change (a product's also for each change of its variants); the ETag header carries it */
+              version: number
+              /**
+               * Format: date-time
+               * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:15:30.123Z
+               */
+              createdAt: string
+              /**
+               * Format: date-time
+               * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:15:30.123Z
+               */
+              updatedAt: string
+            }[]
+            /** @description Pass as cursor for the next page; null on the last */
+            nextCursor: string | null
+            /** @description With facets: per facet as requested, its values by count (most first), or for price {min, max} */
+            facets?: {
+              [key: string]:
+                | {
+                    value: string | number | boolean
+                    count: number
+                  }[]
+                | {
+                    min: number | null
+                    max: number | null
+                  }
+            }
+          }
+        }
+      }
+      /** @description `invalid_json`: the body is not valid JSON, or is empty; `bad_request`: the bytes received are not valid HTTP (the connection is closed); `validation_failed`: a field is missing, of the wrong type or out of bounds; one detail per problem */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `unauthorized`: no Authorization header, not Bearer, or an unknown, malformed or revoked key */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'WWW-Authenticate': components['headers']['WWW-Authenticate']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `forbidden`: the key lacks the scope the route needs */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `not_found`: unknown, malformed or another store's product or variant id */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `rate_limited`: the key has used up its requests for the current minute */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Retry-After': components['headers']['Retry-After']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `internal_error`: anything unexpected (logged with the request id) */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `unavailable`: the database is unreachable, or the service is shutting down */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+    }
+  }
+  addCollectionProducts: {
+    parameters: {
+      query?: never
+      header?: {
+        /** @description Makes the request safe to retry: a retry with the same key (24 hours by default) gets the first answer again, with Idempotent-Replayed: true, and changes nothing. 1 to 255 printable ASCII characters, e.g. a UUID. */
+        'idempotency-key'?: string
+      }
+      path: {
+        /** @description Collection id (UUID) */
+        id: string
+      }
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "product_ids": [
+         *         "019aa9a4-6f2e-7c41-9b0d-3f5e2a8c1d70"
+         *       ]
+         *     }
+         */
+        'application/json': {
+          product_ids: unknown[]
+        }
+      }
+    }
+    responses: {
+      /** @description The collection */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          /** @description The version of the record, quoted: "7". Send it back in If-Match or If-None-Match */
+          ETag?: string
+          [name: string]: unknown
+        }
+        content: {
+          /**
+           * @example {
+           *       "data": {
+           *         "id": "019ab0c4-1f2e-7c41-9b0d-3f5e2a8c1d70",
+           *         "title": "Under 20",
+           *         "handle": "under-20",
+           *         "description": null,
+           *         "kind": "smart",
+           *         "rules": [
+           *           {
+           *             "field": "price",
+           *             "relation": "less_than",
+           *             "value": 20
+           *           }
+           *         ],
+           *         "disjunctive": false,
+           *         "sortOrder": "price",
+           *         "productsCount": 42,
+           *         "version": 1,
+           *         "createdAt": "2026-11-30T10:15:30.123Z",
+           *         "updatedAt": "2026-11-30T10:15:30.123Z"
+           *       }
+           *     }
+           */
+          'application/json': {
+            data: {
+              /** Format: uuid */
+              id: string
+              title: string
+              handle: string
+              description: string | null
+              /** @enum {string} */
+              kind: 'manual' | 'smart'
+              /** @description {field, relation, value}. Fields: name, vendor, product_type (equals, not_equals, contains, not_contains, starts_with, ends_with), tag (equals, not_equals), price (a number: equals, greater_than, less_than), status (equals, not_equals), option.<Name> (equals), metafield.<namespace>.<key> of a filterable product attribute. Text compared without case. Each is checked by the service, which names a problem as rules[i].field, rules[i].relation or rules[i].value */
+              rules:
+                | {
+                    field: string
+                    /** @enum {string} */
+                    relation:
+                      | 'equals'
+                      | 'not_equals'
+                      | 'contains'
+                      | 'not_contains'
+                      | 'starts_with'
+                      | 'ends_with'
+                      | 'greater_than'
+                      | 'less_than'
+                    value: string | number
+                  }[]
+                | null
+              disjunctive: boolean
+              /** @enum {string} */
+              sortOrder: 'manual' | 'newest' | 'oldest' | 'name' | '-name' | 'price' | '-price'
+              /** @description Read fresh with every answer */
+              productsCount: number
+              version: number
+              /**
+               * Format: date-time
+               * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:15:30.123Z
+               */
+              createdAt: string
+              /**
+               * Format: date-time
+               * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:15:30.123Z
+               */
+              updatedAt: string
+            }
+          }
+        }
+      }
+      /** @description `invalid_json`: the body is not valid JSON, or is empty; `bad_request`: the bytes received are not valid HTTP (the connection is closed); `validation_failed`: a field is missing, of the wrong type or out of bounds; one detail per problem */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `unauthorized`: no Authorization header, not Bearer, or an unknown, malformed or revoked key */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'WWW-Authenticate': components['headers']['WWW-Authenticate']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `forbidden`: the key lacks the scope the route needs */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `not_found`: unknown, malformed or another store's product or variant id */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `duplicate_handle`: the handle is another collection's of the store; `smart_collection`: a manual membership change is asked of a smart collection; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
+      409: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `payload_too_large`: the body is over the size limit (256 KiB unless configured; IMPORT_MAX_BYTES for an import) */
+      413: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `unsupported_media_type`: the body is not sent as application/json (as text/csv for an import) */
+      415: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `idempotency_key_reused`: the Idempotency-Key was used before with a different request */
+      422: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `rate_limited`: the key has used up its requests for the current minute */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Retry-After': components['headers']['Retry-After']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `internal_error`: anything unexpected (logged with the request id) */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `unavailable`: the database is unreachable, or the service is shutting down */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+    }
+  }
+  removeCollectionProduct: {
+    parameters: {
+      query?: never
+      header?: {
+        /** @description Makes the request safe to retry: a retry with the same key (24 hours by default) gets the first answer again, with Idempotent-Replayed: true, and changes nothing. 1 to 255 printable ASCII characters, e.g. a UUID. */
+        'idempotency-key'?: string
+      }
+      path: {
+        /** @description Collection id (UUID) */
+        id: string
+        /** @description Product id (UUID) */
+        productId: string
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description The collection */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          /** @description The version of the record, quoted: "7". Send it back in If-Match or If-None-Match */
+          ETag?: string
+          [name: string]: unknown
+        }
+        content: {
+          /**
+           * @example {
+           *       "data": {
+           *         "id": "019ab0c4-1f2e-7c41-9b0d-3f5e2a8c1d70",
+           *         "title": "Under 20",
+           *         "handle": "under-20",
+           *         "description": null,
+           *         "kind": "smart",
+           *         "rules": [
+           *           {
+           *             "field": "price",
+           *             "relation": "less_than",
+           *             "value": 20
+           *           }
+           *         ],
+           *         "disjunctive": false,
+           *         "sortOrder": "price",
+           *         "productsCount": 42,
+           *         "version": 1,
+           *         "createdAt": "2026-11-30T10:15:30.123Z",
+           *         "updatedAt": "2026-11-30T10:15:30.123Z"
+           *       }
+           *     }
+           */
+          'application/json': {
+            data: {
+              /** Format: uuid */
+              id: string
+              title: string
+              handle: string
+              description: string | null
+              /** @enum {string} */
+              kind: 'manual' | 'smart'
+              /** @description {field, relation, value}. Fields: name, vendor, product_type (equals, not_equals, contains, not_contains, starts_with, ends_with), tag (equals, not_equals), price (a number: equals, greater_than, less_than), status (equals, not_equals), option.<Name> (equals), metafield.<namespace>.<key> of a filterable product attribute. Text compared without case. Each is checked by the service, which names a problem as rules[i].field, rules[i].relation or rules[i].value */
+              rules:
+                | {
+                    field: string
+                    /** @enum {string} */
+                    relation:
+                      | 'equals'
+                      | 'not_equals'
+                      | 'contains'
+                      | 'not_contains'
+                      | 'starts_with'
+                      | 'ends_with'
+                      | 'greater_than'
+                      | 'less_than'
+                    value: string | number
+                  }[]
+                | null
+              disjunctive: boolean
+              /** @enum {string} */
+              sortOrder: 'manual' | 'newest' | 'oldest' | 'name' | '-name' | 'price' | '-price'
+              /** @description Read fresh with every answer */
+              productsCount: number
+              version: number
+              /**
+               * Format: date-time
+               * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:15:30.123Z
+               */
+              createdAt: string
+              /**
+               * Format: date-time
+               * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:15:30.123Z
+               */
+              updatedAt: string
+            }
+          }
+        }
+      }
+      /** @description `invalid_json`: the body is not valid JSON, or is empty; `bad_request`: the bytes received are not valid HTTP (the connection is closed); `validation_failed`: a field is missing, of the wrong type or out of bounds; one detail per problem */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `unauthorized`: no Authorization header, not Bearer, or an unknown, malformed or revoked key */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'WWW-Authenticate': components['headers']['WWW-Authenticate']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `forbidden`: the key lacks the scope the route needs */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `not_found`: unknown, malformed or another store's product or variant id */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `duplicate_handle`: the handle is another collection's of the store; `smart_collection`: a manual membership change is asked of a smart collection; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
+      409: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `payload_too_large`: the body is over the size limit (256 KiB unless configured; IMPORT_MAX_BYTES for an import) */
+      413: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `unsupported_media_type`: the body is not sent as application/json (as text/csv for an import) */
+      415: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `idempotency_key_reused`: the Idempotency-Key was used before with a different request */
+      422: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `rate_limited`: the key has used up its requests for the current minute */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Retry-After': components['headers']['Retry-After']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `internal_error`: anything unexpected (logged with the request id) */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `unavailable`: the database is unreachable, or the service is shutting down */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+    }
+  }
+  moveCollectionProduct: {
+    parameters: {
+      query?: never
+      header?: {
+        /** @description Makes the request safe to retry: a retry with the same key (24 hours by default) gets the first answer again, with Idempotent-Replayed: true, and changes nothing. 1 to 255 printable ASCII characters, e.g. a UUID. */
+        'idempotency-key'?: string
+      }
+      path: {
+        /** @description Collection id (UUID) */
+        id: string
+        /** @description Product id (UUID) */
+        productId: string
+      }
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "position": 1
+         *     }
+         */
+        'application/json': {
+          /** @description 1 is first; past the last, the product goes last */
+          position: number
+        }
+        /**
+         * @example {
+         *       "position": 1
+         *     }
+         */
+        'application/merge-patch+json': {
+          /** @description 1 is first; past the last, the product goes last */
+          position: number
+        }
+      }
+    }
+    responses: {
+      /** @description The collection */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          /** @description The version of the record, quoted: "7". Send it back in If-Match or If-None-Match */
+          ETag?: string
+          [name: string]: unknown
+        }
+        content: {
+          /**
+           * @example {
+           *       "data": {
+           *         "id": "019ab0c4-1f2e-7c41-9b0d-3f5e2a8c1d70",
+           *         "title": "Under 20",
+           *         "handle": "under-20",
+           *         "description": null,
+           *         "kind": "smart",
+           *         "rules": [
+           *           {
+           *             "field": "price",
+           *             "relation": "less_than",
+           *             "value": 20
+           *           }
+           *         ],
+           *         "disjunctive": false,
+           *         "sortOrder": "price",
+           *         "productsCount": 42,
+           *         "version": 1,
+           *         "createdAt": "2026-11-30T10:15:30.123Z",
+           *         "updatedAt": "2026-11-30T10:15:30.123Z"
+           *       }
+           *     }
+           */
+          'application/json': {
+            data: {
+              /** Format: uuid */
+              id: string
+              title: string
+              handle: string
+              description: string | null
+              /** @enum {string} */
+              kind: 'manual' | 'smart'
+              /** @description {field, relation, value}. Fields: name, vendor, product_type (equals, not_equals, contains, not_contains, starts_with, ends_with), tag (equals, not_equals), price (a number: equals, greater_than, less_than), status (equals, not_equals), option.<Name> (equals), metafield.<namespace>.<key> of a filterable product attribute. Text compared without case. Each is checked by the service, which names a problem as rules[i].field, rules[i].relation or rules[i].value */
+              rules:
+                | {
+                    field: string
+                    /** @enum {string} */
+                    relation:
+                      | 'equals'
+                      | 'not_equals'
+                      | 'contains'
+                      | 'not_contains'
+                      | 'starts_with'
+                      | 'ends_with'
+                      | 'greater_than'
+                      | 'less_than'
+                    value: string | number
+                  }[]
+                | null
+              disjunctive: boolean
+              /** @enum {string} */
+              sortOrder: 'manual' | 'newest' | 'oldest' | 'name' | '-name' | 'price' | '-price'
+              /** @description Read fresh with every answer */
+              productsCount: number
+              version: number
+              /**
+               * Format: date-time
+               * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:15:30.123Z
+               */
+              createdAt: string
+              /**
+               * Format: date-time
+               * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:15:30.123Z
+               */
+              updatedAt: string
+            }
+          }
+        }
+      }
+      /** @description `invalid_json`: the body is not valid JSON, or is empty; `bad_request`: the bytes received are not valid HTTP (the connection is closed); `validation_failed`: a field is missing, of the wrong type or out of bounds; one detail per problem */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `unauthorized`: no Authorization header, not Bearer, or an unknown, malformed or revoked key */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'WWW-Authenticate': components['headers']['WWW-Authenticate']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `forbidden`: the key lacks the scope the route needs */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `not_found`: unknown, malformed or another store's product or variant id */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `duplicate_handle`: the handle is another collection's of the store; `smart_collection`: a manual membership change is asked of a smart collection; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
+      409: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `payload_too_large`: the body is over the size limit (256 KiB unless configured; IMPORT_MAX_BYTES for an import) */
+      413: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `unsupported_media_type`: the body is not sent as application/json (as text/csv for an import) */
+      415: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `idempotency_key_reused`: the Idempotency-Key was used before with a different request */
+      422: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `rate_limited`: the key has used up its requests for the current minute */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Retry-After': components['headers']['Retry-After']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `internal_error`: anything unexpected (logged with the request id) */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `unavailable`: the database is unreachable, or the service is shutting down */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+    }
+  }
   listEvents: {
     parameters: {
       query?: {
         /** @description nextCursor of a previous page; without it, the feed starts at the oldest kept event */
         after?: string
         limit?: number
-        /** @description One of the six event types */
+        /** @description One of the event types */
         type?:
           | 'product.created'
           | 'product.updated'
@@ -3330,6 +5527,10 @@ export interface operations {
           | 'variant.created'
           | 'variant.updated'
           | 'variant.deleted'
+          | 'collection.created'
+          | 'collection.updated'
+          | 'collection.deleted'
+          | 'collection.products_changed'
       }
       header?: never
       path?: never
@@ -3394,7 +5595,7 @@ export interface operations {
                */
               id: string
               /**
-               * @description One of the six event types
+               * @description One of the event types
                * @enum {string}
                */
               type:
@@ -3404,13 +5605,17 @@ export interface operations {
                 | 'variant.created'
                 | 'variant.updated'
                 | 'variant.deleted'
+                | 'collection.created'
+                | 'collection.updated'
+                | 'collection.deleted'
+                | 'collection.products_changed'
               /**
                * Format: date-time
                * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:15:30.123Z
                */
               createdAt: string
               data: {
-                /** @description The product (without variants) or the variant after the change; for *.deleted, before it */
+                /** @description The product (without variants), the variant or the collection after the change; for *.deleted, before it; for collection.products_changed, the products that entered (`added`) and left (`removed`) the collection */
                 object:
                   | {
                       /**
@@ -3485,6 +5690,55 @@ export interface operations {
                        */
                       updatedAt: string
                     }
+                  | {
+                      /** Format: uuid */
+                      id: string
+                      title: string
+                      handle: string
+                      description: string | null
+                      /** @enum {string} */
+                      kind: 'manual' | 'smart'
+                      /** @description {field, relation, value}. Fields: name, vendor, product_type (equals, not_equals, contains, not_contains, starts_with, ends_with), tag (equals, not_equals), price (a number: equals, greater_than, less_than), status (equals, not_equals), option.<Name> (equals), metafield.<namespace>.<key> of a filterable product attribute. Text compared without case. Each is checked by the service, which names a problem as rules[i].field, rules[i].relation or rules[i].value */
+                      rules:
+                        | {
+                            field: string
+                            /** @enum {string} */
+                            relation:
+                              | 'equals'
+                              | 'not_equals'
+                              | 'contains'
+                              | 'not_contains'
+                              | 'starts_with'
+                              | 'ends_with'
+                              | 'greater_than'
+                              | 'less_than'
+                            value: string | number
+                          }[]
+                        | null
+                      disjunctive: boolean
+                      /** @enum {string} */
+                      sortOrder:
+                        'manual' | 'newest' | 'oldest' | 'name' | '-name' | 'price' | '-price'
+                      /** @description Read fresh with every answer */
+                      productsCount: number
+                      version: number
+                      /**
+                       * Format: date-time
+                       * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:15:30.123Z
+                       */
+                      createdAt: string
+                      /**
+                       * Format: date-time
+                       * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:15:30.123Z
+                       */
+                      updatedAt: string
+                    }
+                  | {
+                      /** Format: uuid */
+                      collectionId: string
+                      added: string[]
+                      removed: string[]
+                    }
                 /** @description On *.updated only: each field of the record that changed, with its value before (version and updatedAt are not listed) */
                 previousAttributes?:
                   | {
@@ -3526,6 +5780,36 @@ export interface operations {
                       /** @description When not sent: one more than the highest of the product's variants, or 1 */
                       position?: number
                       weightGrams?: number | null
+                    }
+                  | {
+                      title?: string
+                      handle?: string
+                      description?: string | null
+                      /** @enum {string} */
+                      kind?: 'manual' | 'smart'
+                      /** @description {field, relation, value}. Fields: name, vendor, product_type (equals, not_equals, contains, not_contains, starts_with, ends_with), tag (equals, not_equals), price (a number: equals, greater_than, less_than), status (equals, not_equals), option.<Name> (equals), metafield.<namespace>.<key> of a filterable product attribute. Text compared without case. Each is checked by the service, which names a problem as rules[i].field, rules[i].relation or rules[i].value */
+                      rules?:
+                        | {
+                            field: string
+                            /** @enum {string} */
+                            relation:
+                              | 'equals'
+                              | 'not_equals'
+                              | 'contains'
+                              | 'not_contains'
+                              | 'starts_with'
+                              | 'ends_with'
+                              | 'greater_than'
+                              | 'less_than'
+                            value: string | number
+                          }[]
+                        | null
+                      disjunctive?: boolean
+                      /** @enum {string} */
+                      sortOrder?:
+                        'manual' | 'newest' | 'oldest' | 'name' | '-name' | 'price' | '-price'
+                      /** @description Read fresh with every answer */
+                      productsCount?: number
                     }
               }
             }[]
@@ -3670,6 +5954,10 @@ export interface operations {
                 | 'variant.created'
                 | 'variant.updated'
                 | 'variant.deleted'
+                | 'collection.created'
+                | 'collection.updated'
+                | 'collection.deleted'
+                | 'collection.products_changed'
                 | '*'
               )[]
               description: string | null
@@ -3784,6 +6072,10 @@ export interface operations {
             | 'variant.created'
             | 'variant.updated'
             | 'variant.deleted'
+            | 'collection.created'
+            | 'collection.updated'
+            | 'collection.deleted'
+            | 'collection.products_changed'
             | '*'
           )[]
           /** @description Trimmed first */
@@ -3831,6 +6123,10 @@ export interface operations {
                 | 'variant.created'
                 | 'variant.updated'
                 | 'variant.deleted'
+                | 'collection.created'
+                | 'collection.updated'
+                | 'collection.deleted'
+                | 'collection.products_changed'
                 | '*'
               )[]
               description: string | null
@@ -3890,7 +6186,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody']
         }
       }
-      /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
+      /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `duplicate_handle`: the handle is another collection's of the store; `smart_collection`: a manual membership change is asked of a smart collection; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
       409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -4033,6 +6329,10 @@ export interface operations {
                 | 'variant.created'
                 | 'variant.updated'
                 | 'variant.deleted'
+                | 'collection.created'
+                | 'collection.updated'
+                | 'collection.deleted'
+                | 'collection.products_changed'
                 | '*'
               )[]
               description: string | null
@@ -4220,7 +6520,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody']
         }
       }
-      /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
+      /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `duplicate_handle`: the handle is another collection's of the store; `smart_collection`: a manual membership change is asked of a smart collection; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
       409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -4345,6 +6645,10 @@ export interface operations {
             | 'variant.created'
             | 'variant.updated'
             | 'variant.deleted'
+            | 'collection.created'
+            | 'collection.updated'
+            | 'collection.deleted'
+            | 'collection.products_changed'
             | '*'
           )[]
           /** @description Trimmed first */
@@ -4367,6 +6671,10 @@ export interface operations {
             | 'variant.created'
             | 'variant.updated'
             | 'variant.deleted'
+            | 'collection.created'
+            | 'collection.updated'
+            | 'collection.deleted'
+            | 'collection.products_changed'
             | '*'
           )[]
           /** @description Trimmed first */
@@ -4414,6 +6722,10 @@ export interface operations {
                 | 'variant.created'
                 | 'variant.updated'
                 | 'variant.deleted'
+                | 'collection.created'
+                | 'collection.updated'
+                | 'collection.deleted'
+                | 'collection.products_changed'
                 | '*'
               )[]
               description: string | null
@@ -4484,7 +6796,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody']
         }
       }
-      /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
+      /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `duplicate_handle`: the handle is another collection's of the store; `smart_collection`: a manual membership change is asked of a smart collection; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
       409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -4860,7 +7172,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody']
         }
       }
-      /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
+      /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `duplicate_handle`: the handle is another collection's of the store; `smart_collection`: a manual membership change is asked of a smart collection; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
       409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -5469,7 +7781,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody']
         }
       }
-      /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
+      /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `duplicate_handle`: the handle is another collection's of the store; `smart_collection`: a manual membership change is asked of a smart collection; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
       409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']

@@ -10,7 +10,8 @@ import Fastify, {
 import { registerAdminRoutes } from './admin/admin.routes.js'
 import { registerAuth } from './auth/auth.hook.js'
 import { registerMeRoute } from './auth/me.routes.js'
-import { PREFIX, registerCatalogRoutes } from './catalog/catalog.routes.js'
+import { createWriteRunner, PREFIX, registerCatalogRoutes } from './catalog/catalog.routes.js'
+import { registerCollectionRoutes } from './collections/collection.routes.js'
 import type { Database } from './db/database.js'
 import { AppError } from './errors.js'
 import { registerEventRoutes } from './events/event.routes.js'
@@ -238,6 +239,11 @@ export function buildApp(options: AppOptions): FastifyInstance {
     registerMetricsRoute(routes, metrics, { token: options.metricsToken })
     registerMeRoute(routes, PREFIX)
     registerCatalogRoutes(routes, database, { idempotencyKeyTtlSeconds })
+    registerCollectionRoutes(
+      routes,
+      database,
+      createWriteRunner(database, idempotencyKeyTtlSeconds),
+    )
     registerEventRoutes(routes, database, PREFIX)
     registerWebhookEndpointRoutes(routes, database, {
       idempotencyKeyTtlSeconds,

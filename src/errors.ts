@@ -9,6 +9,8 @@ export const ERROR_STATUS = {
   duplicate_sku: 409,
   duplicate_options: 409,
   duplicate_slug: 409,
+  duplicate_handle: 409,
+  smart_collection: 409,
   invalid_transition: 409,
   precondition_failed: 412,
   cursor_expired: 410,

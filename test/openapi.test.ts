@@ -9,6 +9,11 @@ import type { Database } from '../src/db/database.js'
 import { ERROR_STATUS } from '../src/errors.js'
 import { pruneEvents } from '../src/events/pruning.js'
 import { generateOpenApiDocument, OPENAPI_FILE, renderOpenApiFile } from '../scripts/openapi.js'
+import {
+  COLLECTION_UNREACHABLE,
+  exerciseCollections,
+  exerciseCollectionsGone,
+} from './collection-openapi.js'
 import { API, buildTestApi, describeEachDialect } from './helpers.js'
 import {
   ConformanceChecker,
@@ -126,6 +131,15 @@ describe('the OpenAPI document', () => {
       [`GET ${API}/exports/products.csv`]: read,
       [`GET ${API}/webhook-endpoints/{id}/deliveries`]: write,
       [`POST ${API}/webhook-endpoints/{id}/deliveries/{deliveryId}/retry`]: write,
+      [`POST ${API}/collections`]: write,
+      [`GET ${API}/collections`]: read,
+      [`GET ${API}/collections/{id}`]: read,
+      [`PATCH ${API}/collections/{id}`]: write,
+      [`DELETE ${API}/collections/{id}`]: write,
+      [`GET ${API}/collections/{id}/products`]: read,
+      [`POST ${API}/collections/{id}/products`]: write,
+      [`PATCH ${API}/collections/{id}/products/{productId}`]: write,
+      [`DELETE ${API}/collections/{id}/products/{productId}`]: write,
       'GET /healthz': [],
       'GET /readyz': [],
       'GET /metrics': [{}, { metricsToken: [] }],
@@ -647,6 +661,15 @@ describeEachDialect('answers conform to the OpenAPI document', (dialect) => {
       checker.check(label, response)
     }
 
+    const collectionUrls = await exerciseCollections(
+      check,
+      send,
+      { read: readKey, otherStore },
+      product.id,
+      broken,
+      api.key,
+    )
+
     // The event feed: a page, a bad limit, no key, and a cursor before pruned events.
     const eventsLabel = `GET ${API}/events`
     const events = `${API}/events`
@@ -663,6 +686,7 @@ describeEachDialect('answers conform to the OpenAPI document', (dialect) => {
 
     // The database gone: 503 everywhere that needs it.
     await api.database.close()
+    await exerciseCollectionsGone(check, send, collectionUrls, product.id)
     await check(createLabel, send('POST', products, json({ name: 'Mug' })))
     await check(addLabel, send('POST', variants, json({ name: 'Blue' })))
     await check(getLabel, send('GET', `${API}/products/${product.id}`))
@@ -733,6 +757,7 @@ describeEachDialect('answers conform to the OpenAPI document', (dialect) => {
       `${importLabel} 409`,
       `${deleteLabel} 409`,
       `${deleteVariantLabel} 409`,
+      ...COLLECTION_UNREACHABLE,
     ])
     const contractStatuses = new Set([
       '200',

@@ -1,3 +1,4 @@
+import { keepingMemberships, leaveEveryCollection } from '../collections/membership.js'
 import { inTransaction, type Database } from '../db/database.js'
 import { violatedUniqueConstraint } from '../db/driver-errors.js'
 import type { Executor, ProductRow } from '../db/schema.js'
@@ -77,10 +78,14 @@ export function createProductWork(
   input: CreateProductInput,
   slug?: string,
 ): Work<Product> {
-  return withNewProductDocument(
+  return keepingMemberships(
     storeId,
-    (product) => ({ ...product, product_type: product.productType }),
-    (db) => createProductIn(db, storeId, input, slug),
+    withNewProductDocument(
+      storeId,
+      (product) => ({ ...product, product_type: product.productType }),
+      (db) => createProductIn(db, storeId, input, slug),
+    ),
+    (product) => product.id,
   )
 }
 
@@ -164,25 +169,38 @@ export function updateProductWork(
   patch: UpdateProductInput,
   ifMatch: string | undefined,
 ): Work<Product> {
-  return withSearchDocuments(
+  return keepingMemberships(
     storeId,
-    (product) => [product.id],
-    async (db) => {
-      if (isUuid(id) && patch.slug === undefined && patch.tags === undefined) {
-        const row = await patchProductInOneStatement(db, {
-          storeId,
-          id: id.toLowerCase(),
-          changes: oneStatementChanges(patch),
-          versions: ifMatchVersions(ifMatch),
-          statusesBarred: patch.status ? statusesBarredFrom(patch.status) : [],
-          updatedAt: nowIso(),
-          event: pendingEvent('product.updated'),
-        })
-        if (row) return rowToProduct(row)
-      }
-      return inTransaction(db, (tx) => updateProductIn(tx, storeId, id, patch, ifMatch))
-    },
+    withSearchDocuments(
+      storeId,
+      (product) => [product.id],
+      updateProductUnit(storeId, id, patch, ifMatch),
+    ),
+    (product) => product.id,
   )
+}
+
+function updateProductUnit(
+  storeId: string,
+  id: string,
+  patch: UpdateProductInput,
+  ifMatch: string | undefined,
+): Work<Product> {
+  return async (db) => {
+    if (isUuid(id) && patch.slug === undefined && patch.tags === undefined) {
+      const row = await patchProductInOneStatement(db, {
+        storeId,
+        id: id.toLowerCase(),
+        changes: oneStatementChanges(patch),
+        versions: ifMatchVersions(ifMatch),
+        statusesBarred: patch.status ? statusesBarredFrom(patch.status) : [],
+        updatedAt: nowIso(),
+        event: pendingEvent('product.updated'),
+      })
+      if (row) return rowToProduct(row)
+    }
+    return inTransaction(db, (tx) => updateProductIn(tx, storeId, id, patch, ifMatch))
+  }
 }
 
 /**
@@ -302,15 +320,20 @@ export function deleteProductWork(
   id: string,
   ifMatch: string | undefined,
 ): Work<Deleted> {
-  return withSearchDocuments(
+  return keepingMemberships(
     storeId,
-    (deleted) => [deleted.id],
-    async (db) => {
-      const row = await lockProduct(db, storeId, id, ifMatch)
-      await deleteProductRow(db, storeId, row.id)
-      await appendEvent(db, storeId, { type: 'product.deleted', object: row })
-      return { id: row.id, deleted: true }
-    },
+    withSearchDocuments(
+      storeId,
+      (deleted) => [deleted.id],
+      async (db) => {
+        const row = await lockProduct(db, storeId, id, ifMatch)
+        await leaveEveryCollection(db, storeId, row.id)
+        await deleteProductRow(db, storeId, row.id)
+        await appendEvent(db, storeId, { type: 'product.deleted', object: row })
+        return { id: row.id, deleted: true }
+      },
+    ),
+    () => undefined,
   )
 }
 

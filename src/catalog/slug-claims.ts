@@ -5,9 +5,10 @@ import type { DB, Executor } from '../db/schema.js'
 import { splitSuffix, withSuffix } from './slug.js'
 
 /**
- * Slug claims: the one place that hands out slugs (and, next, collection handles), used by
- * creates, PATCHes and imports. A namespace is a table of counters, one row per slug ever
- * handed out in a store (so a deleted product's slug is never generated again):
+ * Slug claims: the one place that hands out products' slugs and collections' handles, used by
+ * creates, PATCHes and imports. A namespace is a table of counters (products and collections
+ * each have their own), one row per slug ever handed out in a store (so a deleted product's
+ * slug is never generated again):
  *
  * - `claims`: how many times the slug was claimed; its first claim gets the slug itself;
  * - `last_suffix`: the last suffix generated for the slug as a base (`t-shirt-3`: 3);
@@ -21,7 +22,7 @@ import { splitSuffix, withSuffix } from './slug.js'
  * the generated slug (its row already counted): the create then claims again
  * (`MAX_CLAIM_ATTEMPTS`). The unique index of the records' slugs stays the last word.
  */
-export type SlugCounters = 'slug_counters'
+export type SlugCounters = 'slug_counters' | 'collection_handle_counters'
 
 /** How many suffixes a create tries when concurrent writes keep taking the one it chose. */
 export const MAX_CLAIM_ATTEMPTS = 16
@@ -217,3 +218,6 @@ export function slugClaims(counters: SlugCounters) {
 
 /** The claims of products' slugs. */
 export const productSlugs = slugClaims('slug_counters')
+
+/** The claims of collections' handles: a space of their own, by the same rules. */
+export const collectionHandles = slugClaims('collection_handle_counters')

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto'
+import { keepingMemberships } from '../collections/membership.js'
 import { inTransaction, isPostgres, type Database } from '../db/database.js'
 import { refreshSearchDocuments } from '../search/search-document.repository.js'
 import { withSearchDocuments } from '../search/search-documents.js'
@@ -50,13 +51,17 @@ export function addVariantWork(
   productId: string,
   input: CreateVariantInput,
 ): Work<Variant> {
-  return withSearchDocuments(
+  return keepingMemberships(
     storeId,
-    (variant) => [variant.productId],
-    async (db) => {
-      if (!isUuid(productId)) throw productNotFound()
-      return addVariantIn(db, storeId, productId.toLowerCase(), input)
-    },
+    withSearchDocuments(
+      storeId,
+      (variant) => [variant.productId],
+      async (db) => {
+        if (!isUuid(productId)) throw productNotFound()
+        return addVariantIn(db, storeId, productId.toLowerCase(), input)
+      },
+    ),
+    (variant) => variant.productId,
   )
 }
 
@@ -125,44 +130,58 @@ export function updateVariantWork(
   patch: UpdateVariantInput,
   ifMatch: string | undefined,
 ): Work<Variant> {
-  return withSearchDocuments(
+  return keepingMemberships(
     storeId,
-    (variant) => [variant.productId],
-    async (db) => {
-      if (isUuid(productId) && isUuid(variantId) && patch.position === undefined) {
-        const options = patch.options === undefined ? undefined : (patch.options ?? {})
-        let row: VariantFields | undefined
-        try {
-          row = await patchVariantInOneStatement(db, {
-            storeId,
-            productId: productId.toLowerCase(),
-            variantId: variantId.toLowerCase(),
-            changes: {
-              name: patch.name,
-              sku: patch.sku,
-              barcode: patch.barcode,
-              price_e4: patch.price === undefined ? undefined : toStoredAmount(patch.price),
-              compare_at_price_e4:
-                patch.compare_at_price === undefined
-                  ? undefined
-                  : toStoredAmountOrNull(patch.compare_at_price),
-              weight_grams: patch.weight_grams,
-            },
-            options: options && { text: JSON.stringify(options), key: optionsKey(options) },
-            versions: ifMatchVersions(ifMatch),
-            updatedAt: nowIso(),
-            event: pendingEvent('variant.updated'),
-          })
-        } catch (error) {
-          throw conflictError(error) ?? error
-        }
-        if (row) return rowToVariant(row)
-      }
-      return inTransaction(db, (tx) =>
-        updateVariantIn(tx, storeId, productId, variantId, patch, ifMatch),
-      )
-    },
+    withSearchDocuments(
+      storeId,
+      (variant) => [variant.productId],
+      updateVariantUnit(storeId, productId, variantId, patch, ifMatch),
+    ),
+    (variant) => variant.productId,
   )
+}
+
+function updateVariantUnit(
+  storeId: string,
+  productId: string,
+  variantId: string,
+  patch: UpdateVariantInput,
+  ifMatch: string | undefined,
+): Work<Variant> {
+  return async (db) => {
+    if (isUuid(productId) && isUuid(variantId) && patch.position === undefined) {
+      const options = patch.options === undefined ? undefined : (patch.options ?? {})
+      let row: VariantFields | undefined
+      try {
+        row = await patchVariantInOneStatement(db, {
+          storeId,
+          productId: productId.toLowerCase(),
+          variantId: variantId.toLowerCase(),
+          changes: {
+            name: patch.name,
+            sku: patch.sku,
+            barcode: patch.barcode,
+            price_e4: patch.price === undefined ? undefined : toStoredAmount(patch.price),
+            compare_at_price_e4:
+              patch.compare_at_price === undefined
+                ? undefined
+                : toStoredAmountOrNull(patch.compare_at_price),
+            weight_grams: patch.weight_grams,
+          },
+          options: options && { text: JSON.stringify(options), key: optionsKey(options) },
+          versions: ifMatchVersions(ifMatch),
+          updatedAt: nowIso(),
+          event: pendingEvent('variant.updated'),
+        })
+      } catch (error) {
+        throw conflictError(error) ?? error
+      }
+      if (row) return rowToVariant(row)
+    }
+    return inTransaction(db, (tx) =>
+      updateVariantIn(tx, storeId, productId, variantId, patch, ifMatch),
+    )
+  }
 }
 
 /** The transaction path of a variant's PATCH: lock, find, check, write what changed. */
@@ -259,14 +278,20 @@ export function deleteVariantWork(
   variantId: string,
   ifMatch: string | undefined,
 ): Work<Deleted> {
-  return async (db) => {
-    const { product, current } = await lockVariant(db, storeId, productId, variantId, ifMatch)
-    await deleteVariantRow(db, storeId, current.id)
-    await touchProductForVariants(db, storeId, product, nowIso())
-    await appendEvent(db, storeId, { type: 'variant.deleted', object: current })
-    await refreshSearchDocuments(db, storeId, [product])
-    return { id: current.id, deleted: true }
-  }
+  let product: string | undefined
+  return keepingMemberships(
+    storeId,
+    async (db) => {
+      const locked = await lockVariant(db, storeId, productId, variantId, ifMatch)
+      product = locked.product
+      await deleteVariantRow(db, storeId, locked.current.id)
+      await touchProductForVariants(db, storeId, locked.product, nowIso())
+      await appendEvent(db, storeId, { type: 'variant.deleted', object: locked.current })
+      await refreshSearchDocuments(db, storeId, [locked.product])
+      return { id: locked.current.id, deleted: true }
+    },
+    () => product,
+  )
 }
 
 /** The product (locked) and the variant a write is about: 404, then 412, as the contract orders. */

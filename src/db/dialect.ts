@@ -9,6 +9,11 @@ interface Lockable<Q> {
   forUpdate(): Q
 }
 
+/** A query that can take shared locks on the rows it reads. */
+interface ShareLockable<Q> {
+  forShare(): Q
+}
+
 /**
  * What differs between SQLite and PostgreSQL, held in one object per dialect and chosen when
  * the database is opened (Database.sqlDialect), or found from any executor (dialectOf). Code
@@ -37,6 +42,8 @@ export interface SqlDialect {
   placeholder(n: number): string
   /** `query` locking the rows it reads until the transaction ends, where rows have locks. */
   forUpdate<Q extends Lockable<Q>>(query: Q): Q
+  /** `query` holding its rows against updates and deletes until the transaction ends. */
+  forShare<Q extends ShareLockable<Q>>(query: Q): Q
   /** `query` locking its rows and skipping those another transaction holds. */
   forUpdateSkipLocked<Q extends Lockable<Q> & { skipLocked(): Q }>(query: Q): Q
   /** A boolean as a column stores it: true and false, or 1 and 0 (SQLite has no booleans). */
@@ -76,6 +83,18 @@ export interface SqlDialect {
   joinJsonObjectKeys(column: string, alias: string): RawBuilder<unknown>
   /** `select` of a NOTIFY of `channel` to this schema's listeners; undefined where none listen. */
   notify(channel: string): RawBuilder<unknown> | undefined
+  /**
+   * Text lowercased as JavaScript's toLowerCase does it (PostgreSQL's lower; SQLite's own
+   * lower folds ASCII only, so a function registered on its connection, sqlite.ts).
+   */
+  lower(expression: RawBuilder<unknown>): RawBuilder<string>
+  /** The entries of a JSON object (a column), as rows of two text columns, `key` and `value`. */
+  jsonObjectEntries(column: string): RawBuilder<{ key: string; value: string }>
+  /**
+   * `select` of a lock on `key` until the transaction ends, shared or exclusive, where
+   * transactions write concurrently (PostgreSQL's advisory locks); undefined on SQLite.
+   */
+  transactionLock(key: string, mode: 'shared' | 'exclusive'): RawBuilder<unknown> | undefined
 }
 
 export const SQLITE: SqlDialect = Object.freeze({
@@ -84,6 +103,7 @@ export const SQLITE: SqlDialect = Object.freeze({
   oneStatementWrites: false,
   placeholder: () => '?',
   forUpdate: (query) => query,
+  forShare: (query) => query,
   forUpdateSkipLocked: (query) => query,
   boolean: (value) => (value ? 1 : 0),
   isTrue: (column) => sql<boolean>`${sql.ref(column)} = 1`,
@@ -97,6 +117,9 @@ export const SQLITE: SqlDialect = Object.freeze({
   joinJsonObjectKeys: (column, alias) =>
     sql`cross join json_each(${sql.ref(column)}) as ${sql.id(alias)}`,
   notify: () => undefined,
+  lower: (expression) => sql<string>`unicode_lower(${expression})`,
+  jsonObjectEntries: (column) => sql<{ key: string; value: string }>`json_each(${sql.ref(column)})`,
+  transactionLock: () => undefined,
 } satisfies SqlDialect)
 
 export const POSTGRES: SqlDialect = Object.freeze({
@@ -105,6 +128,7 @@ export const POSTGRES: SqlDialect = Object.freeze({
   oneStatementWrites: true,
   placeholder: (n) => `$${n}`,
   forUpdate: (query) => query.forUpdate(),
+  forShare: (query) => query.forShare(),
   forUpdateSkipLocked: (query) => query.forUpdate().skipLocked(),
   boolean: (value) => value,
   isTrue: (column) => sql<boolean>`${sql.ref(column)}`,
@@ -118,6 +142,13 @@ export const POSTGRES: SqlDialect = Object.freeze({
   joinJsonObjectKeys: (column, alias) =>
     sql`cross join lateral json_object_keys(${sql.ref(column)}) as ${sql.id(alias)}(key)`,
   notify: (channel) => sql`select pg_notify(${channel}, current_schema())`,
+  lower: (expression) => sql<string>`lower(${expression})`,
+  jsonObjectEntries: (column) =>
+    sql<{ key: string; value: string }>`json_each_text(${sql.ref(column)})`,
+  transactionLock: (key, mode) =>
+    mode === 'shared'
+      ? sql`select pg_advisory_xact_lock_shared(hashtextextended(current_schema() || ':' || ${key}, 0))`
+      : sql`select pg_advisory_xact_lock(hashtextextended(current_schema() || ':' || ${key}, 0))`,
 } satisfies SqlDialect)
 
 /**

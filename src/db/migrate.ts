@@ -33,6 +33,8 @@ import * as postgresImportWarnings from './migrations/postgres/2026-11-29T01-imp
 import * as sqliteImportWarnings from './migrations/sqlite/2026-11-29T01-import-warnings.js'
 import * as postgresSearch from './migrations/postgres/2026-11-30T00-search.js'
 import * as sqliteSearch from './migrations/sqlite/2026-11-30T00-search.js'
+import * as postgresCollections from './migrations/postgres/2026-11-30T02-collections.js'
+import * as sqliteCollections from './migrations/sqlite/2026-11-30T02-collections.js'
 
 /** Each dialect's migrations, by name; names sort in the order they are applied. */
 const MIGRATIONS: Record<Dialect, Record<string, Migration>> = {
@@ -53,6 +55,7 @@ const MIGRATIONS: Record<Dialect, Record<string, Migration>> = {
     '2026-11-29T00-slug-suffixes': sqliteSlugSuffixes,
     '2026-11-29T01-import-warnings': sqliteImportWarnings,
     '2026-11-30T00-search': sqliteSearch,
+    '2026-11-30T02-collections': sqliteCollections,
   },
   postgres: {
     '2026-11-21T00-initial': postgresInitial,
@@ -73,6 +76,7 @@ const MIGRATIONS: Record<Dialect, Record<string, Migration>> = {
     '2026-11-29T00-slug-suffixes': postgresSlugSuffixes,
     '2026-11-29T01-import-warnings': postgresImportWarnings,
     '2026-11-30T00-search': postgresSearch,
+    '2026-11-30T02-collections': postgresCollections,
   },
 }
 

@@ -249,8 +249,55 @@ export interface SearchFacetTable {
   value: string
 }
 
+/** A collection (part 4): manual (rules null) or smart (rules a JSON array). */
+export interface CollectionTable {
+  store_id: string
+  id: string
+  title: string
+  handle: string
+  description: string | null
+  kind: 'manual' | 'smart'
+  /** JSON array of {field, relation, value}; SQLite returns the text, PostgreSQL the array. */
+  rules: ColumnType<string | unknown[] | null, string | null, string | null>
+  /** SQLite: 0 or 1. */
+  disjunctive: ColumnType<boolean | number, boolean | number, boolean | number>
+  sort_order: string
+  version: ColumnType<number, number | undefined, number>
+  created_at: Timestamp
+  updated_at: Timestamp
+}
+
+/**
+ * A product in a collection, with copies of the product's sort keys and status (kept equal
+ * to them by every product write), so each sort order pages along an index. `position`: the
+ * place in a manual collection (1 is first); null in a smart one.
+ */
+export interface CollectionProductTable {
+  store_id: string
+  collection_id: string
+  product_id: string
+  position: number | null
+  created_at: Timestamp
+  name_key: string
+  price_e4: number
+  status: string
+}
+
+/**
+ * Per store, a token renewed by every change of a smart collection's rules (create, PATCH of
+ * its rules, delete): the rules read under one token are the same, so they can be cached.
+ */
+export interface CollectionRulesTokenTable {
+  store_id: string
+  token: string
+}
+
 export interface DB {
   api_keys: ApiKeyTable
+  collection_handle_counters: SlugCounterTable
+  collection_rules_tokens: CollectionRulesTokenTable
+  collection_products: CollectionProductTable
+  collections: CollectionTable
   event_pruning: EventPruningTable
   events: EventTable
   idempotency_keys: IdempotencyKeyTable
@@ -276,3 +323,4 @@ export type NewProductRow = Insertable<ProductTable>
 export type VariantRow = Selectable<VariantTable>
 export type NewVariantRow = Insertable<VariantTable>
 export type WebhookEndpointRow = Selectable<WebhookEndpointTable>
+export type CollectionRow = Selectable<CollectionTable>

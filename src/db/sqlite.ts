@@ -36,6 +36,7 @@ export function openSqlite(path: string, openFile: OpenSqliteFile) {
   handle.pragma('synchronous = FULL')
   handle.pragma('foreign_keys = ON')
   handle.pragma('busy_timeout = 5000')
+  registerFunctions(handle)
   // SQLite answers a pragma it cannot apply by keeping the old value, silently: read back.
   const settings = sqliteDurabilitySettings(handle)
   const problems = sqliteDurabilityProblems(settings, inMemory)
@@ -180,4 +181,11 @@ class WriteTransactionsDriver extends SqliteDriver {
   override async beginTransaction(connection: DatabaseConnection): Promise<void> {
     await connection.executeQuery(CompiledQuery.raw('begin immediate'))
   }
+}
+
+/** SQL functions the statements need that SQLite lacks (dialect.ts names them). */
+function registerFunctions(handle: SqliteDatabase.Database): void {
+  handle.function('unicode_lower', { deterministic: true }, (text: unknown) =>
+    typeof text === 'string' ? text.toLowerCase() : text,
+  )
 }

@@ -1,5 +1,6 @@
 import { Type, type Static } from 'typebox'
 import { Product, Variant } from '../catalog/catalog.schemas.js'
+import { Collection, ProductsChanged } from '../collections/collection.schemas.js'
 import { Timestamp } from '../http/schemas.js'
 import { encodeEventCursor } from './event-cursor.js'
 import { START } from './event-queries.js'
@@ -11,7 +12,7 @@ export const MAX_EVENT_PAGE_SIZE = 500
 const EventTypeSchema = Type.Unsafe<EventType>({
   type: 'string',
   enum: [...EVENT_TYPES],
-  description: 'One of the six event types',
+  description: 'One of the event types',
 })
 
 export const ListEventsQuery = Type.Object({
@@ -31,7 +32,7 @@ export const ListEventsQuery = Type.Object({
 export type ListEventsQuery = Static<typeof ListEventsQuery>
 
 /** The fields of a record that previousAttributes may list: its own, but id and the counters. */
-const attributesOf = (record: typeof Product | typeof Variant) =>
+const attributesOf = (record: typeof Product | typeof Variant | typeof Collection) =>
   Type.Partial(Type.Omit(record, ['id', 'productId', 'version', 'createdAt', 'updatedAt']))
 
 export const CatalogEventSchema = Type.Object({
@@ -39,12 +40,14 @@ export const CatalogEventSchema = Type.Object({
   type: EventTypeSchema,
   createdAt: Timestamp,
   data: Type.Object({
-    object: Type.Union([Product, Variant], {
+    object: Type.Union([Product, Variant, Collection, ProductsChanged], {
       description:
-        'The product (without variants) or the variant after the change; for *.deleted, before it',
+        'The product (without variants), the variant or the collection after the change; for ' +
+        '*.deleted, before it; for collection.products_changed, the products that entered ' +
+        '(`added`) and left (`removed`) the collection',
     }),
     previousAttributes: Type.Optional(
-      Type.Union([attributesOf(Product), attributesOf(Variant)], {
+      Type.Union([attributesOf(Product), attributesOf(Variant), attributesOf(Collection)], {
         description:
           'On *.updated only: each field of the record that changed, with its value before ' +
           '(version and updatedAt are not listed)',

@@ -3,6 +3,8 @@ import { toIso } from '../db/values.js'
 import { AppError } from '../errors.js'
 import { rowToProduct, rowToVariant } from '../catalog/catalog.mappers.js'
 import type { Product, Variant } from '../catalog/catalog.schemas.js'
+import { eventRowToCollection } from '../collections/collection.mappers.js'
+import type { Collection } from '../collections/collection.schemas.js'
 import {
   cursorNotMade,
   decodeEventCursor,
@@ -22,14 +24,21 @@ import type { EventType } from './outbox.js'
 // The types are the outbox's; the webhooks take them from here.
 export { EVENT_TYPES, type EventType } from './outbox.js'
 
+/** The object of a collection.products_changed event. */
+interface ProductsChanged {
+  collectionId: string
+  added: string[]
+  removed: string[]
+}
+
 /** An event as the feed (and, later, a webhook) shows it. */
 export interface CatalogEvent {
   id: string
   type: EventType
   createdAt: string
   data: {
-    object: Product | Variant
-    previousAttributes?: Partial<Product> | Partial<Variant>
+    object: Product | Variant | Collection | ProductsChanged
+    previousAttributes?: Partial<Product> | Partial<Variant> | Partial<Collection>
   }
 }
 
@@ -42,15 +51,13 @@ const NOT_ATTRIBUTES = new Set(['id', 'productId', 'version', 'createdAt', 'upda
  * before and the row after, with the value before.
  */
 export function rowToEvent(row: EventRow): CatalogEvent {
-  const toRecord = (row.type.startsWith('product.') ? rowToProduct : rowToVariant) as unknown as (
-    row: unknown,
-  ) => Record<string, unknown>
+  const toRecord = recordMapper(row.type) as unknown as (row: unknown) => Record<string, unknown>
   const object = toRecord(fromJson(row.object))
   const event: CatalogEvent = {
     id: row.id,
     type: row.type as EventType,
     createdAt: toIso(row.created_at),
-    data: { object: object as unknown as Product | Variant },
+    data: { object: object as unknown as CatalogEvent['data']['object'] },
   }
   if (row.previous !== null) {
     const before = toRecord(fromJson(row.previous))
@@ -62,6 +69,13 @@ export function rowToEvent(row: EventRow): CatalogEvent {
     event.data.previousAttributes = previousAttributes
   }
   return event
+}
+
+/** The mapper from an event's stored row to the record its type shows. */
+function recordMapper(type: string) {
+  if (type === 'collection.products_changed') return (object: unknown) => object
+  if (type.startsWith('collection.')) return eventRowToCollection
+  return type.startsWith('product.') ? rowToProduct : rowToVariant
 }
 
 function fromJson(value: string | Record<string, unknown>): unknown {

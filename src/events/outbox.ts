@@ -20,6 +20,10 @@ export const EVENT_TYPES = [
   'variant.created',
   'variant.updated',
   'variant.deleted',
+  'collection.created',
+  'collection.updated',
+  'collection.deleted',
+  'collection.products_changed',
 ] as const
 
 export type EventType = (typeof EVENT_TYPES)[number]
@@ -71,10 +75,21 @@ export function eventRow(
 /** A change and its rows, as a service appends it. */
 export type Change<Row extends object = object> =
   | {
-      type: 'product.created' | 'product.deleted' | 'variant.created' | 'variant.deleted'
+      type:
+        | 'product.created'
+        | 'product.deleted'
+        | 'variant.created'
+        | 'variant.deleted'
+        | 'collection.created'
+        | 'collection.deleted'
+        | 'collection.products_changed'
       object: Row
     }
-  | { type: 'product.updated' | 'variant.updated'; object: Row; previous: Row }
+  | {
+      type: 'product.updated' | 'variant.updated' | 'collection.updated'
+      object: Row
+      previous: Row
+    }
 
 /**
  * Appends the event of a change in the unit of work that makes it (so in its transaction):

@@ -59,6 +59,17 @@ const ERROR_EXAMPLES: Record<ErrorCode, { when: string; body: Record<string, unk
     when: "the slug is another product's of the store",
     body: { message: 'Another product in your store already has this slug.' },
   },
+  duplicate_handle: {
+    when: "the handle is another collection's of the store",
+    body: { message: 'Another collection in your store already has this handle.' },
+  },
+  smart_collection: {
+    when: 'a manual membership change is asked of a smart collection',
+    body: {
+      message:
+        'The products of a smart collection follow its rules; they cannot be changed by hand.',
+    },
+  },
   cursor_expired: {
     when: 'an event cursor older than the kept events: events after it were deleted by retention',
     body: {
@@ -288,6 +299,10 @@ export function registerOpenApi(app: FastifyInstance): void {
       tags: [
         { name: 'products', description: 'Create, read and list products' },
         { name: 'variants', description: 'Add variants to a product and list them' },
+        {
+          name: 'collections',
+          description: 'Manual and smart (rule-based) collections of products, and their products',
+        },
         {
           name: 'webhooks',
           description: 'Endpoints that events of the store are to be sent to (scope write)',

@@ -11,6 +11,7 @@ import { createProductWork, newProductRow, updateProductWork } from '../catalog/
 import { tagKeysJson, uniqueTags } from '../catalog/record-fields.js'
 import { insertVariantRows } from '../catalog/variant.repository.js'
 import { addVariantWork, newVariantFields, updateVariantWork } from '../catalog/variant.service.js'
+import { lockRulesForProductWrites, refreshMemberships } from '../collections/membership.js'
 import type { DB, Executor, NewVariantRow } from '../db/schema.js'
 import { newId, nowIso } from '../db/values.js'
 import { appendEvents as insertEvents, type NewEvent } from '../events/outbox.js'
@@ -135,12 +136,11 @@ export async function insertNewProducts(
       tagKeys: JSON.parse(tagKeysJson(tags)) as string[],
     })
   }
+  await lockRulesForProductWrites(tx, storeId)
   await insertProductsSetByHand(tx, storeId, products)
   await insertVariantRows(tx, variants)
   await insertEvents(tx, events)
-  await refreshSearchDocuments(
-    tx,
-    storeId,
-    products.map(({ row }) => row.id),
-  )
+  const ids = products.map(({ row }) => row.id)
+  await refreshSearchDocuments(tx, storeId, ids)
+  await refreshMemberships(tx, storeId, ids)
 }

@@ -1,0 +1,233 @@
+/**
+ * `npm run bench:collections`: what smart collections cost (docs/benchmarks.md, issue 36).
+ * One run, in process (app.inject, CONCURRENCY requests in flight), per dialect:
+ *
+ * - product creates and PATCHes per second in a store with 1,000 smart collections, against
+ *   the same in a store with none (the ratio is the figure);
+ * - a rules change (a smart collection's create) over BENCH_COLL_PRODUCTS products of which a
+ *   tenth match, with the process's peak RSS growth;
+ * - `GET /collections/:id/products` page 1 against page 1,000, for each sort order.
+ *
+ * Environment: BENCH_POSTGRES_URL (a server where a scratch schema is made and dropped; without
+ * it SQLite only), BENCH_COLL_WRITES (2,000), BENCH_COLL_PRODUCTS (200,000).
+ */
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { randomBytes } from 'node:crypto'
+import { sql } from 'kysely'
+import pg from 'pg'
+import { buildApp } from '../src/app.js'
+import { createApiKey } from '../src/auth/api-key.service.js'
+import { createDatabase, type Database, type Dialect } from '../src/db/database.js'
+import { migrateToLatest } from '../src/db/migrate.js'
+
+const API = '/api/commerce/v1'
+const CONCURRENCY = 8
+const WRITES = Number(process.env.BENCH_COLL_WRITES ?? 2000)
+const PRODUCTS = Number(process.env.BENCH_COLL_PRODUCTS ?? 200_000)
+const SMART = 1000
+const PAGE = 20
+
+interface Store {
+  database: Database
+  app: ReturnType<typeof buildApp>
+  key: string
+  close(): Promise<void>
+}
+
+async function openStore(dialect: Dialect): Promise<Store> {
+  let url: string
+  let drop = async () => {}
+  if (dialect === 'sqlite') {
+    const dir = mkdtempSync(join(tmpdir(), 'bench-coll-'))
+    url = `sqlite:${join(dir, 'catalog.db')}`
+    drop = async () => rmSync(dir, { recursive: true, force: true })
+  } else {
+    const admin = process.env.BENCH_POSTGRES_URL!
+    const schema = `bench_${randomBytes(5).toString('hex')}`
+    const run = async (text: string) => {
+      const client = new pg.Client({ connectionString: admin })
+      await client.connect()
+      await client.query(text)
+      await client.end()
+    }
+    await run(`create schema ${schema}`)
+    const u = new URL(admin)
+    u.searchParams.set('options', `-c search_path=${schema}`)
+    url = u.toString()
+    drop = () => run(`drop schema ${schema} cascade`)
+  }
+  const database = createDatabase(url)
+  await migrateToLatest(database)
+  const { key } = await createApiKey(database, { store: 'bench', scopes: ['read', 'write'] })
+  // No rate limit: the figures are the service's, not the budget's.
+  const app = buildApp({ database, rateLimit: { perMinute: 0 } })
+  await app.ready()
+  return {
+    database,
+    app,
+    key,
+    close: async () => {
+      await app.close()
+      await database.close()
+      await drop()
+    },
+  }
+}
+
+async function call(store: Store, method: string, url: string, body?: unknown) {
+  const res = await store.app.inject({
+    method: method as 'GET',
+    url: `${API}${url}`,
+    headers: {
+      authorization: `Bearer ${store.key}`,
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
+    ...(body === undefined ? {} : { payload: JSON.stringify(body) }),
+  })
+  if (res.statusCode !== 200) throw new Error(`${method} ${url}: ${res.statusCode} ${res.body}`)
+  return res.json()
+}
+
+/** Requests per second of `count` calls of `make(i)`, CONCURRENCY at a time. */
+async function rate(count: number, make: (i: number) => Promise<unknown>): Promise<number> {
+  let next = 0
+  const started = performance.now()
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (next < count) await make(next++)
+    }),
+  )
+  return count / ((performance.now() - started) / 1000)
+}
+
+/**
+ * The rules of the i-th smart collection: one field each, in turn, so that a product matches a
+ * handful of the 1,000 (its vendor's, its tag's, its name's, its price's), as a shop's do.
+ */
+function smartRules(i: number) {
+  const kinds = [
+    { field: 'vendor', relation: 'equals', value: `Vendor ${i}` },
+    { field: 'tag', relation: 'equals', value: `tag-${i}` },
+    { field: 'price', relation: 'equals', value: i },
+    { field: 'name', relation: 'ends_with', value: `word${i}` },
+    { field: 'option.Color', relation: 'equals', value: `colour-${i}` },
+  ]
+  return [kinds[i % kinds.length]]
+}
+
+async function writeRates(dialect: Dialect, collections: number) {
+  const store = await openStore(dialect)
+  try {
+    for (let i = 0; i < collections; i++) {
+      await call(store, 'POST', '/collections', { title: `Smart ${i}`, rules: smartRules(i) })
+    }
+    const ids: string[] = []
+    const body = (i: number) => ({
+      name: `Product word${i % 1500}`,
+      vendor: `Vendor ${i % 1500}`,
+      tags: [`tag-${i % 1500}`, 'bench'],
+      price: i % 1000,
+    })
+    // Warm up: statements compiled, caches filled.
+    for (let i = 0; i < 50; i++) ids.push((await call(store, 'POST', '/products', body(i))).data.id)
+    const creates = await rate(WRITES, async (i) => {
+      ids.push((await call(store, 'POST', '/products', body(i))).data.id)
+    })
+    const patches = await rate(WRITES, (i) =>
+      call(store, 'PATCH', `/products/${ids[i % ids.length]}`, { price: (i * 7) % 1000 }),
+    )
+    return { creates, patches }
+  } finally {
+    await store.close()
+  }
+}
+
+/** Inserts `count` products straight into the table (a tenth priced under 10). */
+async function fillProducts(database: Database, count: number) {
+  const now = new Date().toISOString()
+  const db = database.kysely
+  if (database.dialect === 'postgres') {
+    await sql`insert into products (store_id, id, name, slug, status, price_e4, tags, images,
+        created_at, updated_at)
+      select 'bench', gen_random_uuid(), 'Product ' || n, 'product-' || n,
+        case when n % 3 = 0 then 'active' else 'draft' end,
+        case when n % 10 = 0 then 50000 else 200000 end + (n % 997),
+        '[]', '[]', ${now}::timestamptz - n * interval '1 millisecond', ${now}::timestamptz
+      from generate_series(1, ${count}) as n`.execute(db)
+    await sql`analyze products`.execute(db)
+  } else {
+    await sql`with recursive s(n) as (select 1 union all select n + 1 from s where n < ${count})
+      insert into products (store_id, id, name, slug, status, price_e4, tags, images,
+        created_at, updated_at)
+      select 'bench', printf('%08x-0000-4000-8000-%012x', n, n), 'Product ' || n, 'product-' || n,
+        case when n % 3 = 0 then 'active' else 'draft' end,
+        case when n % 10 = 0 then 50000 else 200000 end + (n % 997),
+        '[]', '[]', strftime('%Y-%m-%dT%H:%M:%fZ', ${now}, '-' || n || ' seconds'), ${now}
+      from s`.execute(db)
+  }
+}
+
+async function rulesChangeAndPages(dialect: Dialect) {
+  const store = await openStore(dialect)
+  try {
+    await fillProducts(store.database, PRODUCTS)
+    const rss = process.memoryUsage().rss
+    const started = performance.now()
+    const collection = (
+      await call(store, 'POST', '/collections', {
+        title: 'Under 10',
+        rules: [{ field: 'price', relation: 'less_than', value: 10 }],
+      })
+    ).data
+    const rulesChangeMs = performance.now() - started
+    const rssGrowthMb = (process.memoryUsage().rss - rss) / 1e6
+    const pages: Record<string, { page1Ms: number; page1000Ms: number }> = {}
+    for (const sort of ['newest', 'oldest', 'name', '-name', 'price', '-price']) {
+      await call(store, 'PATCH', `/collections/${collection.id}`, { sort_order: sort })
+      let cursor: string | null = null
+      let page1Ms = 0
+      let page1000Ms = 0
+      for (let page = 1; page <= 1000; page++) {
+        const t = performance.now()
+        const body = await call(
+          store,
+          'GET',
+          `/collections/${collection.id}/products?limit=${PAGE}${cursor ? `&cursor=${cursor}` : ''}`,
+        )
+        const ms = performance.now() - t
+        if (page <= 5) page1Ms += ms / 5
+        if (page > 995) page1000Ms += ms / 5
+        cursor = body.nextCursor
+        if (cursor === null && page < 1000) throw new Error(`only ${page} pages`)
+      }
+      pages[sort] = { page1Ms, page1000Ms }
+    }
+    return { members: collection.productsCount, rulesChangeMs, rssGrowthMb, pages }
+  } finally {
+    await store.close()
+  }
+}
+
+async function main() {
+  const dialects: Dialect[] = process.env.BENCH_POSTGRES_URL ? ['sqlite', 'postgres'] : ['sqlite']
+  for (const dialect of dialects) {
+    const none = await writeRates(dialect, 0)
+    const many = await writeRates(dialect, SMART)
+    console.log(
+      JSON.stringify({
+        dialect,
+        writes: WRITES,
+        createsPerSecond: { none: Math.round(none.creates), smart1000: Math.round(many.creates) },
+        createRatio: +(many.creates / none.creates).toFixed(2),
+        patchesPerSecond: { none: Math.round(none.patches), smart1000: Math.round(many.patches) },
+        patchRatio: +(many.patches / none.patches).toFixed(2),
+      }),
+    )
+    const pages = await rulesChangeAndPages(dialect)
+    console.log(JSON.stringify({ dialect, products: PRODUCTS, ...pages }, null, 1))
+  }
+}
+
+await main()

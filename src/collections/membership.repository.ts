@@ -1,0 +1,335 @@
+import { sql, type RawBuilder } from 'kysely'
+import { dialectOf } from '../db/dialect.js'
+import { insertRows } from '../db/multi-row-insert.js'
+import { precompiled } from '../db/precompiled.js'
+import type { Executor, ProductRow } from '../db/schema.js'
+import { toIso } from '../db/values.js'
+
+/** Every statement on collection_products, and the product facts that memberships read. */
+
+/** What a membership row copies of its product: its sort keys and status. */
+export interface MemberKeys {
+  productId: string
+  createdAt: string
+  nameKey: string
+  priceE4: number
+  status: string
+}
+
+/** The sort keys of a product row, as its membership rows copy them. */
+export function memberKeysOf(row: {
+  id: string
+  name: string
+  price_e4: number | string
+  status: string
+  created_at: Date | string
+}): MemberKeys {
+  return {
+    productId: row.id,
+    createdAt: toIso(row.created_at),
+    nameKey: row.name.toLowerCase(),
+    priceE4: Number(row.price_e4),
+    status: row.status,
+  }
+}
+
+const MEMBER_COLUMNS = [
+  'store_id',
+  'collection_id',
+  'product_id',
+  'position',
+  'created_at',
+  'name_key',
+  'price_e4',
+  'status',
+]
+
+/** Inserts members: `position` for a manual collection, null in a smart one. */
+export async function insertMembers(
+  db: Executor,
+  storeId: string,
+  members: readonly { collectionId: string; position: number | null; keys: MemberKeys }[],
+): Promise<void> {
+  if (members.length === 0) return
+  await insertRows(
+    db,
+    'collection_products',
+    MEMBER_COLUMNS,
+    members.map(({ collectionId, position, keys }) => [
+      storeId,
+      collectionId,
+      keys.productId,
+      position,
+      keys.createdAt,
+      keys.nameKey,
+      keys.priceE4,
+      keys.status,
+    ]),
+  )
+}
+
+export async function deleteMembers(
+  db: Executor,
+  storeId: string,
+  collectionId: string,
+  productIds: readonly string[],
+): Promise<void> {
+  if (productIds.length === 0) return
+  await db
+    .deleteFrom('collection_products')
+    .where('store_id', '=', storeId)
+    .where('collection_id', '=', collectionId)
+    .where(dialectOf(db).inList('product_id', 'uuid', productIds))
+    .execute()
+}
+
+/** The products' rows (those that exist), for their facts and sort keys. */
+export async function findProductRows(
+  db: Executor,
+  storeId: string,
+  ids: readonly string[],
+): Promise<ProductRow[]> {
+  if (ids.length === 1) return productById(db, storeId, ids[0]!)
+  return db
+    .selectFrom('products')
+    .selectAll()
+    .where('store_id', '=', storeId)
+    .where(dialectOf(db).inList('id', 'uuid', ids))
+    .execute()
+}
+
+const productById = precompiled((db: Executor, storeId: string, id: string) =>
+  db.selectFrom('products').selectAll().where('store_id', '=', storeId).where('id', '=', id),
+)
+
+/** The options of every variant of the products. */
+export async function findVariantOptions(
+  db: Executor,
+  storeId: string,
+  productIds: readonly string[],
+): Promise<{ product_id: string; options: string | Record<string, string> }[]> {
+  if (productIds.length === 1) return variantOptionsOfOne(db, storeId, productIds[0]!)
+  return db
+    .selectFrom('variants')
+    .select(['product_id', 'options'])
+    .where('store_id', '=', storeId)
+    .where(dialectOf(db).inList('product_id', 'uuid', productIds))
+    .execute()
+}
+
+const variantOptionsOfOne = precompiled((db: Executor, storeId: string, productId: string) =>
+  db
+    .selectFrom('variants')
+    .select(['product_id', 'options'])
+    .where('store_id', '=', storeId)
+    .where('product_id', '=', productId),
+)
+
+/** A product's membership in one collection, with the keys its row copies. */
+export interface MembershipRow {
+  collection_id: string
+  product_id: string
+  kind: string
+  name_key: string
+  price_e4: number | string
+  status: string
+}
+
+const membershipsOfOne = precompiled((db: Executor, storeId: string, productId: string) =>
+  db
+    .selectFrom('collection_products as cp')
+    .innerJoin('collections as c', (join) =>
+      join.onRef('c.store_id', '=', 'cp.store_id').onRef('c.id', '=', 'cp.collection_id'),
+    )
+    .select(['cp.collection_id', 'cp.product_id', 'c.kind', 'cp.name_key', 'cp.price_e4'])
+    .select('cp.status')
+    .where('cp.store_id', '=', storeId)
+    .where('cp.product_id', '=', productId),
+)
+
+/** Every membership of the products, in manual and smart collections. */
+export async function findMemberships(
+  db: Executor,
+  storeId: string,
+  productIds: readonly string[],
+): Promise<MembershipRow[]> {
+  if (productIds.length === 1) return membershipsOfOne(db, storeId, productIds[0]!)
+  return db
+    .selectFrom('collection_products as cp')
+    .innerJoin('collections as c', (join) =>
+      join.onRef('c.store_id', '=', 'cp.store_id').onRef('c.id', '=', 'cp.collection_id'),
+    )
+    .select(['cp.collection_id', 'cp.product_id', 'c.kind', 'cp.name_key', 'cp.price_e4'])
+    .select('cp.status')
+    .where('cp.store_id', '=', storeId)
+    .where(dialectOf(db).inList('cp.product_id', 'uuid', productIds))
+    .execute()
+}
+
+const updateKeys = precompiled(
+  (
+    db: Executor,
+    storeId: string,
+    productId: string,
+    nameKey: string,
+    priceE4: number,
+    status: string,
+  ) =>
+    db
+      .updateTable('collection_products')
+      .set({ name_key: nameKey, price_e4: priceE4, status })
+      .where('store_id', '=', storeId)
+      .where('product_id', '=', productId),
+)
+
+/** Copies a product's changed sort keys and status into every membership row of it. */
+export async function updateMemberKeys(
+  db: Executor,
+  storeId: string,
+  keys: MemberKeys,
+): Promise<void> {
+  await updateKeys(db, storeId, keys.productId, keys.nameKey, keys.priceE4, keys.status)
+}
+
+/**
+ * Makes a smart collection's members the products of the store for which `condition` (over
+ * `p`, rulesSql) holds: two statements, whatever the number of products; the ids that left
+ * and those that came.
+ */
+export async function replaceMembersWhere(
+  db: Executor,
+  storeId: string,
+  collectionId: string,
+  condition: RawBuilder<boolean>,
+): Promise<{ added: string[]; removed: string[] }> {
+  const dialect = dialectOf(db)
+  const collection = dialect.cast(collectionId, 'uuid')
+  const removed = await sql<{ product_id: string }>`
+    delete from collection_products
+    where store_id = ${storeId} and collection_id = ${collection}
+      and not exists (select 1 from products p
+        where p.store_id = collection_products.store_id and p.id = collection_products.product_id
+          and ${condition})
+    returning product_id`.execute(db)
+  const added = await sql<{ product_id: string }>`
+    insert into collection_products
+      (store_id, collection_id, product_id, position, created_at, name_key, price_e4, status)
+    select p.store_id, ${collection}, p.id, null, p.created_at, ${dialect.lower(sql`p.name`)},
+      p.price_e4, p.status
+    from products p
+    where p.store_id = ${storeId} and ${condition}
+      and not exists (select 1 from collection_products cp
+        where cp.store_id = p.store_id and cp.collection_id = ${collection}
+          and cp.product_id = p.id)
+    returning product_id`.execute(db)
+  return {
+    added: added.rows.map((row) => row.product_id),
+    removed: removed.rows.map((row) => row.product_id),
+  }
+}
+
+/** The collections a product is in (before it is deleted), and its rows there removed. */
+export async function removeFromEveryCollection(
+  db: Executor,
+  storeId: string,
+  productId: string,
+): Promise<{ collectionId: string; position: number | null }[]> {
+  const rows = await db
+    .deleteFrom('collection_products')
+    .where('store_id', '=', storeId)
+    .where('product_id', '=', productId)
+    .returning(['collection_id', 'position'])
+    .execute()
+  return rows.map((row) => ({ collectionId: row.collection_id, position: row.position }))
+}
+
+/** Closes the gap a manual member left at `position`. */
+export async function closeGap(
+  db: Executor,
+  storeId: string,
+  collectionId: string,
+  position: number,
+): Promise<void> {
+  await db
+    .updateTable('collection_products')
+    .set((eb) => ({ position: eb('position', '-', 1) }))
+    .where('store_id', '=', storeId)
+    .where('collection_id', '=', collectionId)
+    .where('position', '>', position)
+    .execute()
+}
+
+/** The products among `ids` that the store has, held against deletes until the transaction ends. */
+export async function findStoreProductsForShare(
+  db: Executor,
+  storeId: string,
+  ids: readonly string[],
+) {
+  return dialectOf(db)
+    .forShare(
+      db
+        .selectFrom('products')
+        .select(['id', 'name', 'price_e4', 'status', 'created_at'])
+        .where('store_id', '=', storeId)
+        .where(dialectOf(db).inList('id', 'uuid', ids)),
+    )
+    .execute()
+}
+
+/** The members among `ids` of a collection. */
+export async function findMembersAmong(
+  db: Executor,
+  storeId: string,
+  collectionId: string,
+  ids: readonly string[],
+): Promise<{ product_id: string; position: number | null }[]> {
+  return db
+    .selectFrom('collection_products')
+    .select(['product_id', 'position'])
+    .where('store_id', '=', storeId)
+    .where('collection_id', '=', collectionId)
+    .where(dialectOf(db).inList('product_id', 'uuid', ids))
+    .execute()
+}
+
+export async function maxPosition(
+  db: Executor,
+  storeId: string,
+  collectionId: string,
+): Promise<number> {
+  const row = await db
+    .selectFrom('collection_products')
+    .select((eb) => eb.fn.max('position').as('max'))
+    .where('store_id', '=', storeId)
+    .where('collection_id', '=', collectionId)
+    .executeTakeFirst()
+  return Number(row?.max ?? 0)
+}
+
+/** Moves a manual member from `from` to `to` (both within 1..count), shifting those between. */
+export async function moveMember(
+  db: Executor,
+  storeId: string,
+  collectionId: string,
+  productId: string,
+  from: number,
+  to: number,
+): Promise<void> {
+  if (from === to) return
+  const [low, high, step] = to < from ? [to, from - 1, 1] : [from + 1, to, -1]
+  await db
+    .updateTable('collection_products')
+    .set((eb) => ({ position: eb('position', '+', step) }))
+    .where('store_id', '=', storeId)
+    .where('collection_id', '=', collectionId)
+    .where('position', '>=', low)
+    .where('position', '<=', high)
+    .execute()
+  await db
+    .updateTable('collection_products')
+    .set({ position: to })
+    .where('store_id', '=', storeId)
+    .where('collection_id', '=', collectionId)
+    .where('product_id', '=', productId)
+    .execute()
+}

@@ -1,0 +1,259 @@
+import type { Transaction } from 'kysely'
+import { dialectOf } from '../db/dialect.js'
+import { inTransaction } from '../db/transactions.js'
+import type { DB, Executor, ProductRow } from '../db/schema.js'
+import { appendEvent, appendEvents, eventRow, pendingEvent } from '../events/outbox.js'
+import {
+  findRulesToken,
+  findSmartCollections,
+  lockStoreRules,
+  renewRulesToken,
+  type SmartCollectionRow,
+} from './collection.repository.js'
+import {
+  closeGap,
+  deleteMembers,
+  findMemberships,
+  findProductRows,
+  findVariantOptions,
+  insertMembers,
+  memberKeysOf,
+  removeFromEveryCollection,
+  replaceMembersWhere,
+  updateMemberKeys,
+  type MemberKeys,
+} from './membership.repository.js'
+import { compileRules, readsOptions, rulesSql, type ProductFacts, type Rule } from './rules.js'
+
+/**
+ * Memberships exact at commit. Every write of a product or a variant runs through
+ * keepingMemberships: in its transaction, after the store's rules lock (shared), it
+ * evaluates the products it wrote against every smart collection of the store (their rules
+ * read in one query), writes what changed, and appends one collection.products_changed per
+ * collection whose members changed. A rules change evaluates the collection over every
+ * product in SQL (applyRules) under the same lock, exclusive.
+ */
+
+/** A smart collection's rules, parsed. */
+export interface SmartRules {
+  id: string
+  rules: Rule[]
+  disjunctive: boolean
+}
+
+/** A smart collection as product writes evaluate it: its rules compiled to one test. */
+interface SmartTest extends SmartRules {
+  test: (facts: ProductFacts) => boolean
+}
+
+function parseSmart(row: SmartCollectionRow): SmartTest {
+  const parsed = typeof row.rules === 'string' ? JSON.parse(row.rules) : row.rules
+  const rules = (parsed ?? []) as Rule[]
+  const disjunctive = Boolean(row.disjunctive)
+  return { id: row.id, rules, disjunctive, test: compileRules(rules, disjunctive) }
+}
+
+/**
+ * `work` (a product or variant write) in a transaction under the store's rules lock, then
+ * the memberships of the product it wrote (`productOf` its result; undefined: none, as
+ * after a delete, which calls leaveEveryCollection itself) brought up to date.
+ */
+export function keepingMemberships<T>(
+  storeId: string,
+  work: (db: Executor) => Promise<T>,
+  productOf: (result: T) => string | undefined,
+): (db: Executor) => Promise<T> {
+  return (db) =>
+    inTransaction(db, async (tx: Transaction<DB>) => {
+      await lockStoreRules(tx, storeId, 'shared')
+      const result = await work(tx)
+      const productId = productOf(result)
+      if (productId !== undefined) await refreshMemberships(tx, storeId, [productId])
+      return result
+    })
+}
+
+/** Takes the store's rules lock (shared) for a write of many products: an import's batch. */
+export async function lockRulesForProductWrites(db: Executor, storeId: string): Promise<void> {
+  await lockStoreRules(db, storeId, 'shared')
+}
+
+/**
+ * Brings the memberships of these products (just written, in this transaction) up to date:
+ * their copied sort keys, and their places in every smart collection of the store.
+ */
+export async function refreshMemberships(
+  db: Executor,
+  storeId: string,
+  productIds: readonly string[],
+): Promise<void> {
+  if (productIds.length === 0) return
+  const [smart, products, memberships] = await Promise.all([
+    smartRulesOf(db, storeId),
+    findProductRows(db, storeId, productIds),
+    findMemberships(db, storeId, productIds),
+  ])
+  const keysOf = new Map(products.map((row) => [row.id, memberKeysOf(row)]))
+  const stale = new Set<string>()
+  const have = new Set<string>()
+  for (const m of memberships) {
+    const keys = keysOf.get(m.product_id)
+    if (keys && !sameKeys(keys, m)) stale.add(m.product_id)
+    if (m.kind === 'smart') have.add(`${m.collection_id} ${m.product_id}`)
+  }
+  for (const id of stale) await updateMemberKeys(db, storeId, keysOf.get(id)!)
+  if (smart.length === 0) return
+  const facts = await productFacts(db, storeId, products, smart)
+  const added = new Map<string, string[]>()
+  const removed = new Map<string, string[]>()
+  const push = (map: Map<string, string[]>, key: string, id: string) =>
+    map.set(key, [...(map.get(key) ?? []), id])
+  for (const product of products) {
+    const productFacts = facts.get(product.id)!
+    for (const collection of smart) {
+      const wanted = collection.test(productFacts)
+      const isIn = have.has(`${collection.id} ${product.id}`)
+      if (wanted && !isIn) push(added, collection.id, product.id)
+      if (!wanted && isIn) push(removed, collection.id, product.id)
+    }
+  }
+  await insertMembers(
+    db,
+    storeId,
+    [...added].flatMap(([collectionId, ids]) =>
+      ids.map((id) => ({ collectionId, position: null, keys: keysOf.get(id)! })),
+    ),
+  )
+  for (const [collectionId, ids] of removed) await deleteMembers(db, storeId, collectionId, ids)
+  const changed = smart.filter(({ id }) => added.has(id) || removed.has(id))
+  if (changed.length === 0) return
+  await appendEvents(
+    db,
+    changed.map(({ id }) =>
+      eventRow(storeId, pendingEvent('collection.products_changed'), {
+        collectionId: id,
+        added: added.get(id) ?? [],
+        removed: removed.get(id) ?? [],
+      }),
+    ),
+  )
+}
+
+/** Parsed rules by rules token: at most this many tokens are kept. */
+const RULES_CACHE_SIZE = 64
+const rulesCache = new Map<string, SmartTest[]>()
+
+/**
+ * Every smart collection of the store with its rules: one query of a token, and the rules
+ * themselves only when that token is not cached yet (the token is renewed by every change of
+ * them, under the store's rules lock, which the caller holds).
+ */
+async function smartRulesOf(db: Executor, storeId: string): Promise<SmartTest[]> {
+  const token = await findRulesToken(db, storeId)
+  if (token === undefined) return []
+  const cached = rulesCache.get(token)
+  if (cached) return cached
+  const smart = (await findSmartCollections(db, storeId)).map(parseSmart)
+  if (rulesCache.size >= RULES_CACHE_SIZE) rulesCache.delete(rulesCache.keys().next().value!)
+  rulesCache.set(token, smart)
+  return smart
+}
+
+/** Marks the store's smart rules changed (a create, a rules change, a delete of a smart one). */
+export async function rulesChanged(db: Executor, storeId: string): Promise<void> {
+  await renewRulesToken(db, storeId)
+}
+
+function sameKeys(keys: MemberKeys, row: { name_key: string; price_e4: unknown; status: string }) {
+  return (
+    keys.nameKey === row.name_key &&
+    keys.priceE4 === Number(row.price_e4) &&
+    keys.status === row.status
+  )
+}
+
+/** What the rules read of each product, its variants' options only when some rule reads them. */
+async function productFacts(
+  db: Executor,
+  storeId: string,
+  products: readonly ProductRow[],
+  smart: readonly SmartRules[],
+): Promise<Map<string, ProductFacts>> {
+  const options = new Map<string, Set<string>>(products.map((row) => [row.id, new Set()]))
+  if (smart.some((collection) => readsOptions(collection.rules))) {
+    const ids = products.map((row) => row.id)
+    for (const variant of await findVariantOptions(db, storeId, ids)) {
+      const values: Record<string, string> =
+        typeof variant.options === 'string' ? JSON.parse(variant.options) : variant.options
+      const set = options.get(variant.product_id)!
+      for (const [name, value] of Object.entries(values)) {
+        set.add(`${name.toLowerCase()}\u0000${value.toLowerCase()}`)
+      }
+    }
+  }
+  return new Map(
+    products.map((row) => {
+      const tags: string[] = typeof row.tags === 'string' ? JSON.parse(row.tags) : row.tags
+      return [
+        row.id,
+        {
+          name: row.name,
+          vendor: row.vendor,
+          productType: row.product_type,
+          status: row.status,
+          priceE4: Number(row.price_e4),
+          tags: new Set(tags.map((tag) => tag.toLowerCase())),
+          options: options.get(row.id)!,
+        },
+      ]
+    }),
+  )
+}
+
+/** Appends collection.products_changed when the members changed. */
+export async function appendMembersChanged(
+  db: Executor,
+  storeId: string,
+  collectionId: string,
+  added: readonly string[],
+  removed: readonly string[],
+): Promise<void> {
+  if (added.length === 0 && removed.length === 0) return
+  await appendEvent(db, storeId, {
+    type: 'collection.products_changed',
+    object: { collectionId, added, removed },
+  })
+}
+
+/**
+ * Makes a smart collection's members exactly the products its rules match, over the whole
+ * store in two statements, and appends the change. Call it with the store's rules lock held
+ * exclusively (lockForRulesChange), taken before the collection's row.
+ */
+export async function applyRules(
+  db: Executor,
+  storeId: string,
+  collection: SmartRules,
+): Promise<void> {
+  const condition = rulesSql(dialectOf(db), collection.rules, collection.disjunctive)
+  const { added, removed } = await replaceMembersWhere(db, storeId, collection.id, condition)
+  await appendMembersChanged(db, storeId, collection.id, added, removed)
+}
+
+/** The store's rules lock, exclusive: for a change of a smart collection's rules. */
+export async function lockForRulesChange(db: Executor, storeId: string): Promise<void> {
+  await lockStoreRules(db, storeId, 'exclusive')
+}
+
+/** A product about to be deleted leaves every collection: one event per collection. */
+export async function leaveEveryCollection(
+  db: Executor,
+  storeId: string,
+  productId: string,
+): Promise<void> {
+  const left = await removeFromEveryCollection(db, storeId, productId)
+  for (const { collectionId, position } of left) {
+    if (position !== null) await closeGap(db, storeId, collectionId, position)
+    await appendMembersChanged(db, storeId, collectionId, [], [productId])
+  }
+}

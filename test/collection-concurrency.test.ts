@@ -1,0 +1,95 @@
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import { sql } from 'kysely'
+import { buildTestApi, POSTGRES_URL, type TestApi } from './helpers.js'
+
+/**
+ * PostgreSQL runs writes concurrently: product writes and a rules change running at once
+ * must never leave a member its rules do not match, nor miss one they do (the store's rules
+ * lock, membership.ts).
+ */
+
+async function members(api: TestApi, id: string): Promise<string[]> {
+  const ids: string[] = []
+  let cursor: string | null = null
+  do {
+    const res = await api.get(
+      `/collections/${id}/products?limit=200${cursor ? `&cursor=${cursor}` : ''}`,
+    )
+    assert.equal(res.statusCode, 200, res.body)
+    ids.push(...res.json().data.map((p: { id: string }) => p.id))
+    cursor = res.json().nextCursor
+  } while (cursor)
+  return ids.sort()
+}
+
+describe('collection membership under concurrent writes [postgres]', () => {
+  it(
+    'leaves no wrong member while products and rules change at once',
+    { skip: POSTGRES_URL ? false : 'TEST_POSTGRES_URL is not set' },
+    async (t) => {
+      const api = await buildTestApi(t, 'postgres')
+      const products: string[] = []
+      for (let i = 0; i < 30; i++) {
+        products.push((await api.createProduct({ name: `P${i}`, price: i % 20 })).id)
+      }
+      const collection = (
+        await api.post('/collections', {
+          title: 'Cheap',
+          rules: [{ field: 'price', relation: 'less_than', value: 10 }],
+        })
+      ).json().data
+      let stop = false
+      const writer = async (seed: number) => {
+        let n = seed
+        while (!stop) {
+          n = (n * 1103515245 + 12345) % 2147483648
+          const id = products[n % products.length]!
+          const res = await api.patch(`/products/${id}`, { price: n % 20 })
+          assert.equal(res.statusCode, 200, res.body)
+        }
+      }
+      const ruler = async () => {
+        for (let i = 0; i < 40; i++) {
+          const bound = [5, 15][i % 2]
+          const res = await api.patch(`/collections/${collection.id}`, {
+            rules: [{ field: 'price', relation: 'less_than', value: bound }],
+          })
+          assert.equal(res.statusCode, 200, res.body)
+        }
+        stop = true
+      }
+      // Every committed state must hold the rule: one statement reads one snapshot of both.
+      const wrongMembers = async () => {
+        const result = await sql<{ wrong: string }>`
+          select count(*) as wrong from products p join collections c
+            on c.store_id = p.store_id and c.id = ${collection.id}::uuid
+          where (p.price_e4 < (c.rules -> 0 ->> 'value')::numeric * 10000) <> exists (
+            select 1 from collection_products cp
+            where cp.store_id = p.store_id and cp.collection_id = c.id and cp.product_id = p.id)
+        `.execute(api.database.kysely)
+        return Number(result.rows[0]!.wrong)
+      }
+      const seen: number[] = []
+      const watcher = async () => {
+        while (!stop) seen.push(await wrongMembers())
+      }
+      await Promise.all([...[1, 2, 3, 4, 5, 6].map(writer), ruler(), watcher()])
+      assert.ok(seen.length > 0)
+      assert.deepEqual(
+        seen.filter((wrong) => wrong > 0),
+        [],
+        'a committed state with members the rules do not select',
+      )
+      const current = (await api.get(`/collections/${collection.id}`)).json().data
+      const bound = current.rules[0].value as number
+      const expected: string[] = []
+      for (const id of products) {
+        const product = (await api.get(`/products/${id}`)).json().data
+        if (product.price < bound) expected.push(id)
+      }
+      assert.deepEqual(await members(api, collection.id), expected.sort())
+      assert.equal(current.productsCount, expected.length)
+    },
+  )
+})

@@ -15,7 +15,8 @@
  *
  * Environment: BENCH_WARMUP_S (3), BENCH_DURATION_S (10), BENCH_POSTGRES_URL (an admin URL on
  * this machine, where scratch databases bench_* are made and dropped), BENCH_LONG=1 (soak to
- * 1,000,000 requests), BENCH_SCALE=0, BENCH_WEBHOOKS=0, BENCH_SCENARIOS=0 (skip a section).
+ * 1,000,000 requests), BENCH_SCALE=0, BENCH_WEBHOOKS=0, BENCH_SCENARIOS=0, BENCH_METAFIELDS=0 (skip a
+ * section).
  */
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -46,6 +47,7 @@ import {
   type ServerKind,
 } from './servers.js'
 import { apiClient, loadBenchConfig, ratio, runCommand, runMain } from './support.js'
+import { runMetafields } from './metafields.js'
 import { runWebhooks } from './webhooks.js'
 
 /** One scenario on one server: its merged windows and, for writes, what reached the table. */
@@ -71,6 +73,10 @@ async function bench(session: Session, dialects: Dialect[]): Promise<number> {
   for (const dialect of config.webhooks ? dialects : []) {
     log(`webhook deliveries of the service on ${dialect}`)
     figures.push(...(await runWebhooks(session, dialect)))
+  }
+  for (const dialect of config.metafields ? dialects : []) {
+    log(`writes with 20 metafield values and without, on ${dialect}`)
+    figures.push(...(await runMetafields(session, dialect)))
   }
   for (const dialect of config.scale ? dialects : []) {
     log(`scale of the service on ${dialect}`)

@@ -29,6 +29,8 @@ export interface Scenario {
   writes?: { table: 'products' | 'variants'; what: 'rows' | 'versions' }
   /** Issues 3 and 14: the least service / goal-baseline req/s. */
   goal?: number
+  /** Measured by a section of its own (service only), not against the baselines. */
+  ownSection?: true
 }
 
 const product = (t: Target) => `${API}/products/${t.productId}`
@@ -44,7 +46,14 @@ const change = (n: number, tag: string) => ({
 })
 
 export type ScenarioName =
-  'create-product' | 'add-variant' | 'get-product' | 'list-page' | 'patch-product' | 'patch-variant'
+  | 'create-product'
+  | 'add-variant'
+  | 'get-product'
+  | 'list-page'
+  | 'patch-product'
+  | 'patch-variant'
+  | 'create-product-metafields'
+  | 'patch-product-metafields'
 
 export const SCENARIOS: Record<ScenarioName, Scenario> = {
   'create-product': {
@@ -115,8 +124,60 @@ export const SCENARIOS: Record<ScenarioName, Scenario> = {
     writes: { table: 'variants', what: 'versions' },
     goal: 0.75,
   },
+  'create-product-metafields': {
+    label: 'create product, 20 metafields',
+    method: 'POST',
+    path: () => `${API}/products`,
+    body: (n, tag) => ({
+      name: `Bench ${n} ${tag} tee`,
+      description: 'A product made by the load benchmark.',
+      price: 19.99,
+      status: 'active',
+      metafields: metafieldValues(n),
+    }),
+    seed: async () => [{}],
+    writes: { table: 'products', what: 'rows' },
+    ownSection: true,
+  },
+  'patch-product-metafields': {
+    label: 'patch product, 20 metafields',
+    method: 'PATCH',
+    path: product,
+    body: (n, tag) => ({ ...change(n, tag), metafields: metafieldValues(n) }),
+    seed: async (api) => ids(await createProducts(api, 300)),
+    writes: { table: 'products', what: 'versions' },
+    ownSection: true,
+  },
 }
-export const SCENARIO_NAMES = Object.keys(SCENARIOS) as ScenarioName[]
+/** The scenarios measured against the baselines. */
+export const SCENARIO_NAMES = (Object.keys(SCENARIOS) as ScenarioName[]).filter(
+  (name) => !SCENARIOS[name].ownSection,
+)
+
+/** The metafield definitions the metafield scenarios write: 20 of several types. */
+export const BENCH_METAFIELDS = Array.from({ length: 20 }, (_, i) => ({
+  key: `field-${String(i).padStart(2, '0')}`,
+  type: (
+    ['single_line_text_field', 'number_integer', 'boolean', 'list.single_line_text_field'] as const
+  )[i % 4],
+  filterable: i % 2 === 0,
+}))
+
+/** 20 values that differ with n, one per BENCH_METAFIELDS definition. */
+function metafieldValues(n: number): Record<string, unknown> {
+  const values: Record<string, unknown> = {}
+  for (const { key, type } of BENCH_METAFIELDS) {
+    values[`bench.${key}`] =
+      type === 'number_integer'
+        ? n
+        : type === 'boolean'
+          ? n % 2 === 0
+          : type === 'list.single_line_text_field'
+            ? [`a${n % 7}`, `b${n % 5}`]
+            : `value ${n}`
+  }
+  return values
+}
 
 /** One stream of requests of a load job: plain data, sent to the load generator. */
 export interface Spec {

@@ -24,6 +24,7 @@ export interface BenchConfig {
   readonly scale: boolean
   readonly scenarios: boolean
   readonly webhooks: boolean
+  readonly metafields: boolean
 }
 
 export function loadBenchConfig(env: NodeJS.ProcessEnv = process.env): BenchConfig {
@@ -56,6 +57,7 @@ export function loadBenchConfig(env: NodeJS.ProcessEnv = process.env): BenchConf
     scale: flag('BENCH_SCALE', true),
     scenarios: flag('BENCH_SCENARIOS', true),
     webhooks: flag('BENCH_WEBHOOKS', true),
+    metafields: flag('BENCH_METAFIELDS', true),
   })
 }
 

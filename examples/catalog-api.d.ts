@@ -352,6 +352,64 @@ export interface paths {
     patch?: never
     trace?: never
   }
+  '/api/commerce/v1/metafield-definitions': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /**
+     * The store's metafield definitions, newest first, a page at a time
+     * @description Needs an API key with scope `read` or `write`.
+     */
+    get: operations['listMetafieldDefinitions']
+    put?: never
+    /**
+     * Define a custom attribute of products or variants
+     * @description `(owner, namespace, key)` is unique in the store (409 `duplicate_definition`). At most 200 definitions per owner per store. A validation that does not fit the type, or a `regex` that needs backtracking, is 400.
+     *
+     *     Needs an API key with scope `write`.
+     */
+    post: operations['createMetafieldDefinition']
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/api/commerce/v1/metafield-definitions/{id}': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /**
+     * A metafield definition
+     * @description Needs an API key with scope `read` or `write`.
+     */
+    get: operations['getMetafieldDefinition']
+    put?: never
+    post?: never
+    /**
+     * Delete a metafield definition and its values
+     * @description Its value is removed from every record, without an event per record and without moving their version or updatedAt.
+     *
+     *     Needs an API key with scope `write`.
+     */
+    delete: operations['deleteMetafieldDefinition']
+    options?: never
+    head?: never
+    /**
+     * Change a metafield definition (JSON Merge Patch)
+     * @description `name`, `description`, `validations` (replaced whole), `filterable` and `searchable` may change; another `owner`, `namespace`, `key` or `type` is 400. Values already stored stay, even those the new validations would refuse.
+     *
+     *     Needs an API key with scope `write`.
+     */
+    patch: operations['updateMetafieldDefinition']
+    trace?: never
+  }
   '/api/commerce/v1/webhook-endpoints': {
     parameters: {
       query?: never
@@ -950,6 +1008,9 @@ export interface operations {
            *               "alt": "The T-shirt, front"
            *             }
            *           ],
+           *           "metafields": {
+           *             "custom.material": "cotton"
+           *           },
            *           "version": 3,
            *           "createdAt": "2026-11-21T10:15:30.123Z",
            *           "updatedAt": "2026-11-21T10:16:02.481Z"
@@ -987,6 +1048,10 @@ export interface operations {
                 url: string
                 alt: string | null
               }[]
+              /** @description Custom attribute values by "<namespace>.<key>"; {} when none */
+              metafields: {
+                [key: string]: unknown
+              }
               /** @description 1 at creation, plus 1 for each change (a product's also for each change of its variants); the ETag header carries it */
               version: number
               /**
@@ -1145,6 +1210,10 @@ export interface operations {
                 alt?: string | null
               }[]
             | null
+          /** @description Values by "<namespace>.<key>" of a definition of the record's owner; on PATCH a key with null removes its value, keys left out are unchanged */
+          metafields?: {
+            [key: string]: unknown
+          } | null
         }
       }
     }
@@ -1186,6 +1255,9 @@ export interface operations {
            *             "alt": "The T-shirt, front"
            *           }
            *         ],
+           *         "metafields": {
+           *           "custom.material": "cotton"
+           *         },
            *         "version": 3,
            *         "createdAt": "2026-11-21T10:15:30.123Z",
            *         "updatedAt": "2026-11-21T10:16:02.481Z"
@@ -1221,6 +1293,10 @@ export interface operations {
                 url: string
                 alt: string | null
               }[]
+              /** @description Custom attribute values by "<namespace>.<key>"; {} when none */
+              metafields: {
+                [key: string]: unknown
+              }
               /** @description 1 at creation, plus 1 for each change (a product's also for each change of its variants); the ETag header carries it */
               version: number
               /**
@@ -1275,7 +1351,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody']
         }
       }
-      /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `duplicate_handle`: the handle is another collection's of the store; `smart_collection`: a manual membership change is asked of a smart collection; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
+      /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `duplicate_handle`: the handle is another collection's of the store; `smart_collection`: a manual membership change is asked of a smart collection; `duplicate_definition`: a metafield definition's owner, namespace and key are taken; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
       409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -1420,6 +1496,9 @@ export interface operations {
            *             "alt": "The T-shirt, front"
            *           }
            *         ],
+           *         "metafields": {
+           *           "custom.material": "cotton"
+           *         },
            *         "version": 3,
            *         "createdAt": "2026-11-21T10:15:30.123Z",
            *         "updatedAt": "2026-11-21T10:16:02.481Z",
@@ -1438,6 +1517,7 @@ export interface operations {
            *             },
            *             "position": 1,
            *             "weightGrams": 180,
+           *             "metafields": {},
            *             "version": 1,
            *             "createdAt": "2026-11-21T10:16:02.481Z",
            *             "updatedAt": "2026-11-21T10:16:02.481Z"
@@ -1475,6 +1555,10 @@ export interface operations {
                 url: string
                 alt: string | null
               }[]
+              /** @description Custom attribute values by "<namespace>.<key>"; {} when none */
+              metafields: {
+                [key: string]: unknown
+              }
               /** @description 1 at creation, plus 1 for each change (a product's also for each change of its variants); the ETag header carries it */
               version: number
               /**
@@ -1507,6 +1591,10 @@ export interface operations {
                 /** @description When not sent: one more than the highest of the product's variants, or 1 */
                 position: number
                 weightGrams: number | null
+                /** @description Custom attribute values by "<namespace>.<key>"; {} when none */
+                metafields: {
+                  [key: string]: unknown
+                }
                 /** @description 1 at creation, plus 1 for each change (a product's also for each change of its variants); the ETag header carries it */
                 version: number
                 /**
@@ -1718,7 +1806,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody']
         }
       }
-      /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `duplicate_handle`: the handle is another collection's of the store; `smart_collection`: a manual membership change is asked of a smart collection; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
+      /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `duplicate_handle`: the handle is another collection's of the store; `smart_collection`: a manual membership change is asked of a smart collection; `duplicate_definition`: a metafield definition's owner, namespace and key are taken; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
       409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -1880,6 +1968,10 @@ export interface operations {
                 alt?: string | null
               }[]
             | null
+          /** @description Values by "<namespace>.<key>" of a definition of the record's owner; on PATCH a key with null removes its value, keys left out are unchanged */
+          metafields?: {
+            [key: string]: unknown
+          } | null
         }
         /**
          * @example {
@@ -1919,6 +2011,10 @@ export interface operations {
                 alt?: string | null
               }[]
             | null
+          /** @description Values by "<namespace>.<key>" of a definition of the record's owner; on PATCH a key with null removes its value, keys left out are unchanged */
+          metafields?: {
+            [key: string]: unknown
+          } | null
         }
       }
     }
@@ -1960,6 +2056,9 @@ export interface operations {
            *             "alt": "The T-shirt, front"
            *           }
            *         ],
+           *         "metafields": {
+           *           "custom.material": "cotton"
+           *         },
            *         "version": 3,
            *         "createdAt": "2026-11-21T10:15:30.123Z",
            *         "updatedAt": "2026-11-21T10:16:02.481Z"
@@ -1995,6 +2094,10 @@ export interface operations {
                 url: string
                 alt: string | null
               }[]
+              /** @description Custom attribute values by "<namespace>.<key>"; {} when none */
+              metafields: {
+                [key: string]: unknown
+              }
               /** @description 1 at creation, plus 1 for each change (a product's also for each change of its variants); the ETag header carries it */
               version: number
               /**
@@ -2062,7 +2165,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody']
         }
       }
-      /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `duplicate_handle`: the handle is another collection's of the store; `smart_collection`: a manual membership change is asked of a smart collection; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
+      /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `duplicate_handle`: the handle is another collection's of the store; `smart_collection`: a manual membership change is asked of a smart collection; `duplicate_definition`: a metafield definition's owner, namespace and key are taken; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
       409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -2207,6 +2310,7 @@ export interface operations {
            *           },
            *           "position": 1,
            *           "weightGrams": 180,
+           *           "metafields": {},
            *           "version": 1,
            *           "createdAt": "2026-11-21T10:16:02.481Z",
            *           "updatedAt": "2026-11-21T10:16:02.481Z"
@@ -2234,6 +2338,10 @@ export interface operations {
               /** @description When not sent: one more than the highest of the product's variants, or 1 */
               position: number
               weightGrams: number | null
+              /** @description Custom attribute values by "<namespace>.<key>"; {} when none */
+              metafields: {
+                [key: string]: unknown
+              }
               /** @description 1 at creation, plus 1 for each change (a product's also for each change of its variants); the ETag header carries it */
               version: number
               /**
@@ -2365,6 +2473,10 @@ export interface operations {
           } | null
           position?: number | null
           weight_grams?: number | null
+          /** @description Values by "<namespace>.<key>" of a definition of the record's owner; on PATCH a key with null removes its value, keys left out are unchanged */
+          metafields?: {
+            [key: string]: unknown
+          } | null
         }
       }
     }
@@ -2397,6 +2509,7 @@ export interface operations {
            *         },
            *         "position": 1,
            *         "weightGrams": 180,
+           *         "metafields": {},
            *         "version": 1,
            *         "createdAt": "2026-11-21T10:16:02.481Z",
            *         "updatedAt": "2026-11-21T10:16:02.481Z"
@@ -2423,6 +2536,10 @@ export interface operations {
               /** @description When not sent: one more than the highest of the product's variants, or 1 */
               position: number
               weightGrams: number | null
+              /** @description Custom attribute values by "<namespace>.<key>"; {} when none */
+              metafields: {
+                [key: string]: unknown
+              }
               /** @description 1 at creation, plus 1 for each change (a product's also for each change of its variants); the ETag header carries it */
               version: number
               /**
@@ -2490,7 +2607,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody']
         }
       }
-      /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `duplicate_handle`: the handle is another collection's of the store; `smart_collection`: a manual membership change is asked of a smart collection; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
+      /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `duplicate_handle`: the handle is another collection's of the store; `smart_collection`: a manual membership change is asked of a smart collection; `duplicate_definition`: a metafield definition's owner, namespace and key are taken; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
       409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -2628,6 +2745,7 @@ export interface operations {
            *         },
            *         "position": 1,
            *         "weightGrams": 180,
+           *         "metafields": {},
            *         "version": 1,
            *         "createdAt": "2026-11-21T10:16:02.481Z",
            *         "updatedAt": "2026-11-21T10:16:02.481Z"
@@ -2654,6 +2772,10 @@ export interface operations {
               /** @description When not sent: one more than the highest of the product's variants, or 1 */
               position: number
               weightGrams: number | null
+              /** @description Custom attribute values by "<namespace>.<key>"; {} when none */
+              metafields: {
+                [key: string]: unknown
+              }
               /** @description 1 at creation, plus 1 for each change (a product's also for each change of its variants); the ETag header carries it */
               version: number
               /**
@@ -2866,7 +2988,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody']
         }
       }
-      /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `duplicate_handle`: the handle is another collection's of the store; `smart_collection`: a manual membership change is asked of a smart collection; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
+      /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `duplicate_handle`: the handle is another collection's of the store; `smart_collection`: a manual membership change is asked of a smart collection; `duplicate_definition`: a metafield definition's owner, namespace and key are taken; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
       409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -3013,6 +3135,10 @@ export interface operations {
           } | null
           position?: number
           weight_grams?: number | null
+          /** @description Values by "<namespace>.<key>" of a definition of the record's owner; on PATCH a key with null removes its value, keys left out are unchanged */
+          metafields?: {
+            [key: string]: unknown
+          } | null
         }
         /**
          * @example {
@@ -3035,6 +3161,10 @@ export interface operations {
           } | null
           position?: number
           weight_grams?: number | null
+          /** @description Values by "<namespace>.<key>" of a definition of the record's owner; on PATCH a key with null removes its value, keys left out are unchanged */
+          metafields?: {
+            [key: string]: unknown
+          } | null
         }
       }
     }
@@ -3067,6 +3197,7 @@ export interface operations {
            *         },
            *         "position": 1,
            *         "weightGrams": 180,
+           *         "metafields": {},
            *         "version": 1,
            *         "createdAt": "2026-11-21T10:16:02.481Z",
            *         "updatedAt": "2026-11-21T10:16:02.481Z"
@@ -3093,6 +3224,10 @@ export interface operations {
               /** @description When not sent: one more than the highest of the product's variants, or 1 */
               position: number
               weightGrams: number | null
+              /** @description Custom attribute values by "<namespace>.<key>"; {} when none */
+              metafields: {
+                [key: string]: unknown
+              }
               /** @description 1 at creation, plus 1 for each change (a product's also for each change of its variants); the ETag header carries it */
               version: number
               /**
@@ -3160,7 +3295,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody']
         }
       }
-      /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `duplicate_handle`: the handle is another collection's of the store; `smart_collection`: a manual membership change is asked of a smart collection; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
+      /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `duplicate_handle`: the handle is another collection's of the store; `smart_collection`: a manual membership change is asked of a smart collection; `duplicate_definition`: a metafield definition's owner, namespace and key are taken; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
       409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -3305,6 +3440,7 @@ export interface operations {
            *           },
            *           "position": 1,
            *           "weightGrams": 180,
+           *           "metafields": {},
            *           "version": 1,
            *           "createdAt": "2026-11-21T10:16:02.481Z",
            *           "updatedAt": "2026-11-21T10:16:02.481Z"
@@ -3332,6 +3468,10 @@ export interface operations {
               /** @description When not sent: one more than the highest of the product's variants, or 1 */
               position: number
               weightGrams: number | null
+              /** @description Custom attribute values by "<namespace>.<key>"; {} when none */
+              metafields: {
+                [key: string]: unknown
+              }
               /** @description 1 at creation, plus 1 for each change (a product's also for each change of its variants); the ETag header carries it */
               version: number
               /**
@@ -3759,7 +3899,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody']
         }
       }
-      /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `duplicate_handle`: the handle is another collection's of the store; `smart_collection`: a manual membership change is asked of a smart collection; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
+      /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `duplicate_handle`: the handle is another collection's of the store; `smart_collection`: a manual membership change is asked of a smart collection; `duplicate_definition`: a metafield definition's owner, namespace and key are taken; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
       409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -4143,7 +4283,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody']
         }
       }
-      /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `duplicate_handle`: the handle is another collection's of the store; `smart_collection`: a manual membership change is asked of a smart collection; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
+      /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `duplicate_handle`: the handle is another collection's of the store; `smart_collection`: a manual membership change is asked of a smart collection; `duplicate_definition`: a metafield definition's owner, namespace and key are taken; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
       409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -4437,7 +4577,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody']
         }
       }
-      /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `duplicate_handle`: the handle is another collection's of the store; `smart_collection`: a manual membership change is asked of a smart collection; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
+      /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `duplicate_handle`: the handle is another collection's of the store; `smart_collection`: a manual membership change is asked of a smart collection; `duplicate_definition`: a metafield definition's owner, namespace and key are taken; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
       409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -4596,6 +4736,9 @@ export interface operations {
            *               "alt": "The T-shirt, front"
            *             }
            *           ],
+           *           "metafields": {
+           *             "custom.material": "cotton"
+           *           },
            *           "version": 3,
            *           "createdAt": "2026-11-21T10:15:30.123Z",
            *           "updatedAt": "2026-11-21T10:16:02.481Z"
@@ -4633,6 +4776,10 @@ export interface operations {
                 url: string
                 alt: string | null
               }[]
+              /** @description Custom attribute values by "<namespace>.<key>"; {} when none */
+              metafields: {
+                [key: string]: unknown
+              }
               /** @description 1 at creation, plus 1 for each change (a product's also for each change of its variants); the ETag header carries it */
               version: number
               /**
@@ -4910,7 +5057,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody']
         }
       }
-      /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `duplicate_handle`: the handle is another collection's of the store; `smart_collection`: a manual membership change is asked of a smart collection; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
+      /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `duplicate_handle`: the handle is another collection's of the store; `smart_collection`: a manual membership change is asked of a smart collection; `duplicate_definition`: a metafield definition's owner, namespace and key are taken; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
       409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -5154,7 +5301,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody']
         }
       }
-      /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `duplicate_handle`: the handle is another collection's of the store; `smart_collection`: a manual membership change is asked of a smart collection; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
+      /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `duplicate_handle`: the handle is another collection's of the store; `smart_collection`: a manual membership change is asked of a smart collection; `duplicate_definition`: a metafield definition's owner, namespace and key are taken; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
       409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -5419,7 +5566,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody']
         }
       }
-      /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `duplicate_handle`: the handle is another collection's of the store; `smart_collection`: a manual membership change is asked of a smart collection; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
+      /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `duplicate_handle`: the handle is another collection's of the store; `smart_collection`: a manual membership change is asked of a smart collection; `duplicate_definition`: a metafield definition's owner, namespace and key are taken; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
       409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -5572,6 +5719,7 @@ export interface operations {
            *                 "summer"
            *               ],
            *               "images": [],
+           *               "metafields": {},
            *               "version": 2,
            *               "createdAt": "2026-11-25T10:00:00.000Z",
            *               "updatedAt": "2026-11-25T10:15:30.123Z"
@@ -5645,6 +5793,10 @@ export interface operations {
                         url: string
                         alt: string | null
                       }[]
+                      /** @description Custom attribute values by "<namespace>.<key>"; {} when none */
+                      metafields: {
+                        [key: string]: unknown
+                      }
                       /** @description 1 at creation, plus 1 for each change (a product's also for each change of its variants); the ETag header carries it */
                       version: number
                       /**
@@ -5677,6 +5829,10 @@ export interface operations {
                       /** @description When not sent: one more than the highest of the product's variants, or 1 */
                       position: number
                       weightGrams: number | null
+                      /** @description Custom attribute values by "<namespace>.<key>"; {} when none */
+                      metafields: {
+                        [key: string]: unknown
+                      }
                       /** @description 1 at creation, plus 1 for each change (a product's also for each change of its variants); the ETag header carries it */
                       version: number
                       /**
@@ -5764,6 +5920,10 @@ export interface operations {
                         url: string
                         alt: string | null
                       }[]
+                      /** @description Custom attribute values by "<namespace>.<key>"; {} when none */
+                      metafields?: {
+                        [key: string]: unknown
+                      }
                     }
                   | {
                       name?: string
@@ -5780,6 +5940,10 @@ export interface operations {
                       /** @description When not sent: one more than the highest of the product's variants, or 1 */
                       position?: number
                       weightGrams?: number | null
+                      /** @description Custom attribute values by "<namespace>.<key>"; {} when none */
+                      metafields?: {
+                        [key: string]: unknown
+                      }
                     }
                   | {
                       title?: string
@@ -5898,6 +6062,1240 @@ export interface operations {
           'X-Request-Id': components['headers']['X-Request-Id']
           'RateLimit-Policy': components['headers']['RateLimit-Policy']
           RateLimit: components['headers']['RateLimit']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+    }
+  }
+  listMetafieldDefinitions: {
+    parameters: {
+      query?: {
+        limit?: number
+        /** @description nextCursor of the previous page */
+        cursor?: string
+        /** @description The records the attribute is on */
+        owner?: 'product' | 'variant'
+        /** @description Only definitions of this namespace */
+        namespace?: string
+      }
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description A page of definitions, newest first */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          [name: string]: unknown
+        }
+        content: {
+          /**
+           * @example {
+           *       "data": [
+           *         {
+           *           "id": "019aa9a4-6f2e-7c41-9b0d-3f5e2a8c1d71",
+           *           "owner": "product",
+           *           "namespace": "custom",
+           *           "key": "material",
+           *           "type": "single_line_text_field",
+           *           "name": "Material",
+           *           "description": null,
+           *           "validations": {
+           *             "choices": [
+           *               "cotton",
+           *               "wool"
+           *             ]
+           *           },
+           *           "filterable": true,
+           *           "searchable": false,
+           *           "version": 1,
+           *           "createdAt": "2026-11-30T10:15:30.123Z",
+           *           "updatedAt": "2026-11-30T10:15:30.123Z"
+           *         }
+           *       ],
+           *       "nextCursor": null
+           *     }
+           */
+          'application/json': {
+            data: {
+              /** Format: uuid */
+              id: string
+              /**
+               * @description The records the attribute is on
+               * @enum {string}
+               */
+              owner: 'product' | 'variant'
+              namespace: string
+              key: string
+              /**
+               * @description Shopify's metafield type names
+               * @enum {string}
+               */
+              type:
+                | 'single_line_text_field'
+                | 'multi_line_text_field'
+                | 'number_integer'
+                | 'number_decimal'
+                | 'boolean'
+                | 'date'
+                | 'date_time'
+                | 'url'
+                | 'color'
+                | 'json'
+                | 'list.single_line_text_field'
+                | 'list.number_integer'
+              name: string
+              description: string | null
+              /** @description All optional; each must fit the type */
+              validations: {
+                /** @description A number's least value, a text's least length */
+                min?: number
+                /** @description A number's greatest value, a text's greatest length */
+                max?: number
+                /** @description The allowed text values */
+                choices?: string[]
+                /** @description RE2 syntax; a text value must match it whole. Back-references and lookaround are refused */
+                regex?: string
+              }
+              filterable: boolean
+              searchable: boolean
+              /** @description 1 at creation, plus 1 for each change; the ETag */
+              version: number
+              /**
+               * Format: date-time
+               * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:15:30.123Z
+               */
+              createdAt: string
+              /**
+               * Format: date-time
+               * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:15:30.123Z
+               */
+              updatedAt: string
+            }[]
+            /** @description Pass as cursor for the next page; null on the last */
+            nextCursor: string | null
+          }
+        }
+      }
+      /** @description `invalid_json`: the body is not valid JSON, or is empty; `bad_request`: the bytes received are not valid HTTP (the connection is closed); `validation_failed`: a field is missing, of the wrong type or out of bounds; one detail per problem */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `unauthorized`: no Authorization header, not Bearer, or an unknown, malformed or revoked key */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'WWW-Authenticate': components['headers']['WWW-Authenticate']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `forbidden`: the key lacks the scope the route needs */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `rate_limited`: the key has used up its requests for the current minute */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Retry-After': components['headers']['Retry-After']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `internal_error`: anything unexpected (logged with the request id) */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `unavailable`: the database is unreachable, or the service is shutting down */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+    }
+  }
+  createMetafieldDefinition: {
+    parameters: {
+      query?: never
+      header?: {
+        /** @description Makes the request safe to retry: a retry with the same key (24 hours by default) gets the first answer again, with Idempotent-Replayed: true, and changes nothing. 1 to 255 printable ASCII characters, e.g. a UUID. */
+        'idempotency-key'?: string
+      }
+      path?: never
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "owner": "product",
+         *       "namespace": "custom",
+         *       "key": "material",
+         *       "type": "single_line_text_field",
+         *       "name": "Material",
+         *       "validations": {
+         *         "choices": [
+         *           "cotton",
+         *           "wool"
+         *         ]
+         *       },
+         *       "filterable": true
+         *     }
+         */
+        'application/json': {
+          /**
+           * @description The records the attribute is on
+           * @enum {string}
+           */
+          owner: 'product' | 'variant'
+          /** @description 2 to 64 of a-z, 0-9, _ and - */
+          namespace: string
+          /** @description 2 to 64 of a-z, 0-9, _ and - */
+          key: string
+          /**
+           * @description Shopify's metafield type names
+           * @enum {string}
+           */
+          type:
+            | 'single_line_text_field'
+            | 'multi_line_text_field'
+            | 'number_integer'
+            | 'number_decimal'
+            | 'boolean'
+            | 'date'
+            | 'date_time'
+            | 'url'
+            | 'color'
+            | 'json'
+            | 'list.single_line_text_field'
+            | 'list.number_integer'
+          name: string
+          description?: string | null
+          /** @description All optional; each must fit the type */
+          validations?: {
+            /** @description A number's least value, a text's least length */
+            min?: number
+            /** @description A number's greatest value, a text's greatest length */
+            max?: number
+            /** @description The allowed text values */
+            choices?: string[]
+            /** @description RE2 syntax; a text value must match it whole. Back-references and lookaround are refused */
+            regex?: string
+          } | null
+          filterable?: boolean | null
+          searchable?: boolean | null
+        }
+      }
+    }
+    responses: {
+      /** @description The definition */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          /** @description The version of the record, quoted: "7". Send it back in If-Match or If-None-Match */
+          ETag?: string
+          [name: string]: unknown
+        }
+        content: {
+          /**
+           * @example {
+           *       "data": {
+           *         "id": "019aa9a4-6f2e-7c41-9b0d-3f5e2a8c1d71",
+           *         "owner": "product",
+           *         "namespace": "custom",
+           *         "key": "material",
+           *         "type": "single_line_text_field",
+           *         "name": "Material",
+           *         "description": null,
+           *         "validations": {
+           *           "choices": [
+           *             "cotton",
+           *             "wool"
+           *           ]
+           *         },
+           *         "filterable": true,
+           *         "searchable": false,
+           *         "version": 1,
+           *         "createdAt": "2026-11-30T10:15:30.123Z",
+           *         "updatedAt": "2026-11-30T10:15:30.123Z"
+           *       }
+           *     }
+           */
+          'application/json': {
+            data: {
+              /** Format: uuid */
+              id: string
+              /**
+               * @description The records the attribute is on
+               * @enum {string}
+               */
+              owner: 'product' | 'variant'
+              namespace: string
+              key: string
+              /**
+               * @description Shopify's metafield type names
+               * @enum {string}
+               */
+              type:
+                | 'single_line_text_field'
+                | 'multi_line_text_field'
+                | 'number_integer'
+                | 'number_decimal'
+                | 'boolean'
+                | 'date'
+                | 'date_time'
+                | 'url'
+                | 'color'
+                | 'json'
+                | 'list.single_line_text_field'
+                | 'list.number_integer'
+              name: string
+              description: string | null
+              /** @description All optional; each must fit the type */
+              validations: {
+                /** @description A number's least value, a text's least length */
+                min?: number
+                /** @description A number's greatest value, a text's greatest length */
+                max?: number
+                /** @description The allowed text values */
+                choices?: string[]
+                /** @description RE2 syntax; a text value must match it whole. Back-references and lookaround are refused */
+                regex?: string
+              }
+              filterable: boolean
+              searchable: boolean
+              /** @description 1 at creation, plus 1 for each change; the ETag */
+              version: number
+              /**
+               * Format: date-time
+               * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:15:30.123Z
+               */
+              createdAt: string
+              /**
+               * Format: date-time
+               * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:15:30.123Z
+               */
+              updatedAt: string
+            }
+          }
+        }
+      }
+      /** @description `invalid_json`: the body is not valid JSON, or is empty; `bad_request`: the bytes received are not valid HTTP (the connection is closed); `validation_failed`: a field is missing, of the wrong type or out of bounds; one detail per problem */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `unauthorized`: no Authorization header, not Bearer, or an unknown, malformed or revoked key */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'WWW-Authenticate': components['headers']['WWW-Authenticate']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `forbidden`: the key lacks the scope the route needs */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `duplicate_handle`: the handle is another collection's of the store; `smart_collection`: a manual membership change is asked of a smart collection; `duplicate_definition`: a metafield definition's owner, namespace and key are taken; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
+      409: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `payload_too_large`: the body is over the size limit (256 KiB unless configured; IMPORT_MAX_BYTES for an import) */
+      413: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `unsupported_media_type`: the body is not sent as application/json (as text/csv for an import) */
+      415: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `idempotency_key_reused`: the Idempotency-Key was used before with a different request */
+      422: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `rate_limited`: the key has used up its requests for the current minute */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Retry-After': components['headers']['Retry-After']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `internal_error`: anything unexpected (logged with the request id) */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `unavailable`: the database is unreachable, or the service is shutting down */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+    }
+  }
+  getMetafieldDefinition: {
+    parameters: {
+      query?: never
+      header?: {
+        /** @description Answer 304 without a body if the record is still at one of these versions (`"7"`, a list, or `*`). Anything else (an unquoted `7`) is 400 validation_failed. */
+        'if-none-match'?: string
+      }
+      path: {
+        /** @description Metafield definition id (UUID) */
+        id: string
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description The definition */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          /** @description The version of the record, quoted: "7". Send it back in If-Match or If-None-Match */
+          ETag?: string
+          [name: string]: unknown
+        }
+        content: {
+          /**
+           * @example {
+           *       "data": {
+           *         "id": "019aa9a4-6f2e-7c41-9b0d-3f5e2a8c1d71",
+           *         "owner": "product",
+           *         "namespace": "custom",
+           *         "key": "material",
+           *         "type": "single_line_text_field",
+           *         "name": "Material",
+           *         "description": null,
+           *         "validations": {
+           *           "choices": [
+           *             "cotton",
+           *             "wool"
+           *           ]
+           *         },
+           *         "filterable": true,
+           *         "searchable": false,
+           *         "version": 1,
+           *         "createdAt": "2026-11-30T10:15:30.123Z",
+           *         "updatedAt": "2026-11-30T10:15:30.123Z"
+           *       }
+           *     }
+           */
+          'application/json': {
+            data: {
+              /** Format: uuid */
+              id: string
+              /**
+               * @description The records the attribute is on
+               * @enum {string}
+               */
+              owner: 'product' | 'variant'
+              namespace: string
+              key: string
+              /**
+               * @description Shopify's metafield type names
+               * @enum {string}
+               */
+              type:
+                | 'single_line_text_field'
+                | 'multi_line_text_field'
+                | 'number_integer'
+                | 'number_decimal'
+                | 'boolean'
+                | 'date'
+                | 'date_time'
+                | 'url'
+                | 'color'
+                | 'json'
+                | 'list.single_line_text_field'
+                | 'list.number_integer'
+              name: string
+              description: string | null
+              /** @description All optional; each must fit the type */
+              validations: {
+                /** @description A number's least value, a text's least length */
+                min?: number
+                /** @description A number's greatest value, a text's greatest length */
+                max?: number
+                /** @description The allowed text values */
+                choices?: string[]
+                /** @description RE2 syntax; a text value must match it whole. Back-references and lookaround are refused */
+                regex?: string
+              }
+              filterable: boolean
+              searchable: boolean
+              /** @description 1 at creation, plus 1 for each change; the ETag */
+              version: number
+              /**
+               * Format: date-time
+               * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:15:30.123Z
+               */
+              createdAt: string
+              /**
+               * Format: date-time
+               * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:15:30.123Z
+               */
+              updatedAt: string
+            }
+          }
+        }
+      }
+      /** @description Not modified: the version named in If-None-Match is the current one */
+      304: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          /** @description The version of the record, quoted: "7". Send it back in If-Match or If-None-Match */
+          ETag?: string
+          [name: string]: unknown
+        }
+        content?: never
+      }
+      /** @description `invalid_json`: the body is not valid JSON, or is empty; `bad_request`: the bytes received are not valid HTTP (the connection is closed); `validation_failed`: a field is missing, of the wrong type or out of bounds; one detail per problem */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `unauthorized`: no Authorization header, not Bearer, or an unknown, malformed or revoked key */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'WWW-Authenticate': components['headers']['WWW-Authenticate']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `forbidden`: the key lacks the scope the route needs */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `not_found`: unknown, malformed or another store's product or variant id */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `rate_limited`: the key has used up its requests for the current minute */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Retry-After': components['headers']['Retry-After']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `internal_error`: anything unexpected (logged with the request id) */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `unavailable`: the database is unreachable, or the service is shutting down */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+    }
+  }
+  deleteMetafieldDefinition: {
+    parameters: {
+      query?: never
+      header?: {
+        /** @description Makes the request safe to retry: a retry with the same key (24 hours by default) gets the first answer again, with Idempotent-Replayed: true, and changes nothing. 1 to 255 printable ASCII characters, e.g. a UUID. */
+        'idempotency-key'?: string
+        /** @description Run the write only if the record is at one of these versions: `"7"`, `"7", "8"` or `*`. Otherwise 412 precondition_failed and nothing changes. Weak tags (W/"7") never match. Anything else (an unquoted `7`) is 400 validation_failed. */
+        'if-match'?: string
+      }
+      path: {
+        /** @description Metafield definition id (UUID) */
+        id: string
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description The record is deleted: every read of it is 404 from now on */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          /**
+           * @example {
+           *       "data": {
+           *         "id": "019aa9a4-6f2e-7c41-9b0d-3f5e2a8c1d70",
+           *         "deleted": true
+           *       }
+           *     }
+           */
+          'application/json': {
+            data: {
+              /** Format: uuid */
+              id: string
+              /** @enum {boolean} */
+              deleted: true
+            }
+          }
+        }
+      }
+      /** @description `invalid_json`: the body is not valid JSON, or is empty; `bad_request`: the bytes received are not valid HTTP (the connection is closed); `validation_failed`: a field is missing, of the wrong type or out of bounds; one detail per problem */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `unauthorized`: no Authorization header, not Bearer, or an unknown, malformed or revoked key */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'WWW-Authenticate': components['headers']['WWW-Authenticate']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `forbidden`: the key lacks the scope the route needs */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `not_found`: unknown, malformed or another store's product or variant id */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `duplicate_handle`: the handle is another collection's of the store; `smart_collection`: a manual membership change is asked of a smart collection; `duplicate_definition`: a metafield definition's owner, namespace and key are taken; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
+      409: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `precondition_failed`: If-Match names no current version of the record; nothing was changed */
+      412: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `payload_too_large`: the body is over the size limit (256 KiB unless configured; IMPORT_MAX_BYTES for an import) */
+      413: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `unsupported_media_type`: the body is not sent as application/json (as text/csv for an import) */
+      415: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `idempotency_key_reused`: the Idempotency-Key was used before with a different request */
+      422: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `rate_limited`: the key has used up its requests for the current minute */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Retry-After': components['headers']['Retry-After']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `internal_error`: anything unexpected (logged with the request id) */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `unavailable`: the database is unreachable, or the service is shutting down */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+    }
+  }
+  updateMetafieldDefinition: {
+    parameters: {
+      query?: never
+      header?: {
+        /** @description Makes the request safe to retry: a retry with the same key (24 hours by default) gets the first answer again, with Idempotent-Replayed: true, and changes nothing. 1 to 255 printable ASCII characters, e.g. a UUID. */
+        'idempotency-key'?: string
+        /** @description Run the write only if the record is at one of these versions: `"7"`, `"7", "8"` or `*`. Otherwise 412 precondition_failed and nothing changes. Weak tags (W/"7") never match. Anything else (an unquoted `7`) is 400 validation_failed. */
+        'if-match'?: string
+      }
+      path: {
+        /** @description Metafield definition id (UUID) */
+        id: string
+      }
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "name": "Fabric",
+         *       "filterable": true
+         *     }
+         */
+        'application/json': {
+          /**
+           * @description The records the attribute is on
+           * @enum {string}
+           */
+          owner?: 'product' | 'variant'
+          namespace?: string
+          key?: string
+          type?: string
+          name?: string
+          description?: string | null
+          /** @description All optional; each must fit the type */
+          validations?: {
+            /** @description A number's least value, a text's least length */
+            min?: number
+            /** @description A number's greatest value, a text's greatest length */
+            max?: number
+            /** @description The allowed text values */
+            choices?: string[]
+            /** @description RE2 syntax; a text value must match it whole. Back-references and lookaround are refused */
+            regex?: string
+          } | null
+          filterable?: boolean
+          searchable?: boolean
+        }
+        /**
+         * @example {
+         *       "name": "Fabric",
+         *       "filterable": true
+         *     }
+         */
+        'application/merge-patch+json': {
+          /**
+           * @description The records the attribute is on
+           * @enum {string}
+           */
+          owner?: 'product' | 'variant'
+          namespace?: string
+          key?: string
+          type?: string
+          name?: string
+          description?: string | null
+          /** @description All optional; each must fit the type */
+          validations?: {
+            /** @description A number's least value, a text's least length */
+            min?: number
+            /** @description A number's greatest value, a text's greatest length */
+            max?: number
+            /** @description The allowed text values */
+            choices?: string[]
+            /** @description RE2 syntax; a text value must match it whole. Back-references and lookaround are refused */
+            regex?: string
+          } | null
+          filterable?: boolean
+          searchable?: boolean
+        }
+      }
+    }
+    responses: {
+      /** @description The definition */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          /** @description The version of the record, quoted: "7". Send it back in If-Match or If-None-Match */
+          ETag?: string
+          [name: string]: unknown
+        }
+        content: {
+          /**
+           * @example {
+           *       "data": {
+           *         "id": "019aa9a4-6f2e-7c41-9b0d-3f5e2a8c1d71",
+           *         "owner": "product",
+           *         "namespace": "custom",
+           *         "key": "material",
+           *         "type": "single_line_text_field",
+           *         "name": "Material",
+           *         "description": null,
+           *         "validations": {
+           *           "choices": [
+           *             "cotton",
+           *             "wool"
+           *           ]
+           *         },
+           *         "filterable": true,
+           *         "searchable": false,
+           *         "version": 1,
+           *         "createdAt": "2026-11-30T10:15:30.123Z",
+           *         "updatedAt": "2026-11-30T10:15:30.123Z"
+           *       }
+           *     }
+           */
+          'application/json': {
+            data: {
+              /** Format: uuid */
+              id: string
+              /**
+               * @description The records the attribute is on
+               * @enum {string}
+               */
+              owner: 'product' | 'variant'
+              namespace: string
+              key: string
+              /**
+               * @description Shopify's metafield type names
+               * @enum {string}
+               */
+              type:
+                | 'single_line_text_field'
+                | 'multi_line_text_field'
+                | 'number_integer'
+                | 'number_decimal'
+                | 'boolean'
+                | 'date'
+                | 'date_time'
+                | 'url'
+                | 'color'
+                | 'json'
+                | 'list.single_line_text_field'
+                | 'list.number_integer'
+              name: string
+              description: string | null
+              /** @description All optional; each must fit the type */
+              validations: {
+                /** @description A number's least value, a text's least length */
+                min?: number
+                /** @description A number's greatest value, a text's greatest length */
+                max?: number
+                /** @description The allowed text values */
+                choices?: string[]
+                /** @description RE2 syntax; a text value must match it whole. Back-references and lookaround are refused */
+                regex?: string
+              }
+              filterable: boolean
+              searchable: boolean
+              /** @description 1 at creation, plus 1 for each change; the ETag */
+              version: number
+              /**
+               * Format: date-time
+               * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:15:30.123Z
+               */
+              createdAt: string
+              /**
+               * Format: date-time
+               * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:15:30.123Z
+               */
+              updatedAt: string
+            }
+          }
+        }
+      }
+      /** @description `invalid_json`: the body is not valid JSON, or is empty; `bad_request`: the bytes received are not valid HTTP (the connection is closed); `validation_failed`: a field is missing, of the wrong type or out of bounds; one detail per problem */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `unauthorized`: no Authorization header, not Bearer, or an unknown, malformed or revoked key */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'WWW-Authenticate': components['headers']['WWW-Authenticate']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `forbidden`: the key lacks the scope the route needs */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `not_found`: unknown, malformed or another store's product or variant id */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `duplicate_handle`: the handle is another collection's of the store; `smart_collection`: a manual membership change is asked of a smart collection; `duplicate_definition`: a metafield definition's owner, namespace and key are taken; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
+      409: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `precondition_failed`: If-Match names no current version of the record; nothing was changed */
+      412: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `payload_too_large`: the body is over the size limit (256 KiB unless configured; IMPORT_MAX_BYTES for an import) */
+      413: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `unsupported_media_type`: the body is not sent as application/json (as text/csv for an import) */
+      415: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `idempotency_key_reused`: the Idempotency-Key was used before with a different request */
+      422: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `rate_limited`: the key has used up its requests for the current minute */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Retry-After': components['headers']['Retry-After']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `internal_error`: anything unexpected (logged with the request id) */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `unavailable`: the database is unreachable, or the service is shutting down */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
           [name: string]: unknown
         }
         content: {
@@ -6186,7 +7584,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody']
         }
       }
-      /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `duplicate_handle`: the handle is another collection's of the store; `smart_collection`: a manual membership change is asked of a smart collection; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
+      /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `duplicate_handle`: the handle is another collection's of the store; `smart_collection`: a manual membership change is asked of a smart collection; `duplicate_definition`: a metafield definition's owner, namespace and key are taken; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
       409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -6520,7 +7918,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody']
         }
       }
-      /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `duplicate_handle`: the handle is another collection's of the store; `smart_collection`: a manual membership change is asked of a smart collection; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
+      /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `duplicate_handle`: the handle is another collection's of the store; `smart_collection`: a manual membership change is asked of a smart collection; `duplicate_definition`: a metafield definition's owner, namespace and key are taken; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
       409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -6796,7 +8194,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody']
         }
       }
-      /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `duplicate_handle`: the handle is another collection's of the store; `smart_collection`: a manual membership change is asked of a smart collection; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
+      /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `duplicate_handle`: the handle is another collection's of the store; `smart_collection`: a manual membership change is asked of a smart collection; `duplicate_definition`: a metafield definition's owner, namespace and key are taken; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
       409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -7172,7 +8570,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody']
         }
       }
-      /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `duplicate_handle`: the handle is another collection's of the store; `smart_collection`: a manual membership change is asked of a smart collection; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
+      /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `duplicate_handle`: the handle is another collection's of the store; `smart_collection`: a manual membership change is asked of a smart collection; `duplicate_definition`: a metafield definition's owner, namespace and key are taken; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
       409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -7631,6 +9029,8 @@ export interface operations {
   createImport: {
     parameters: {
       query?: {
+        /** @description First create the metafield definitions the store lacks for the file's "Label (product|variant.metafields.NS.KEY)" columns (as catalog import --create-definitions): a list of text when a value holds "; ", else text */
+        create_definitions?: boolean
         /** @description A variant whose sku another product (or an earlier row) keeps: fail refuses its product (duplicate_sku); clear imports the variant without the sku and reports the row in warnings */
         duplicate_skus?: 'fail' | 'clear'
       }
@@ -7781,7 +9181,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody']
         }
       }
-      /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `duplicate_handle`: the handle is another collection's of the store; `smart_collection`: a manual membership change is asked of a smart collection; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
+      /** @description `duplicate_sku`: the variant's sku is already used by a variant of the store; `duplicate_options`: the variant's options equal those of another variant of the product; `duplicate_slug`: the slug is another product's of the store; `duplicate_handle`: the handle is another collection's of the store; `smart_collection`: a manual membership change is asked of a smart collection; `duplicate_definition`: a metafield definition's owner, namespace and key are taken; `invalid_transition`: a status change the contract forbids (archived to active: unarchive to draft first); `idempotency_key_in_use`: a request with the same Idempotency-Key is still in progress */
       409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']

@@ -12,6 +12,7 @@ import { registerAuth } from './auth/auth.hook.js'
 import { registerMeRoute } from './auth/me.routes.js'
 import { createWriteRunner, PREFIX, registerCatalogRoutes } from './catalog/catalog.routes.js'
 import { registerCollectionRoutes } from './collections/collection.routes.js'
+import { registerMetafieldDefinitionRoutes } from './attributes/metafield-definition.routes.js'
 import type { Database } from './db/database.js'
 import { AppError } from './errors.js'
 import { registerEventRoutes } from './events/event.routes.js'
@@ -245,6 +246,11 @@ export function buildApp(options: AppOptions): FastifyInstance {
       createWriteRunner(database, idempotencyKeyTtlSeconds),
     )
     registerEventRoutes(routes, database, PREFIX)
+    registerMetafieldDefinitionRoutes(
+      routes,
+      database,
+      createWriteRunner(database, idempotencyKeyTtlSeconds),
+    )
     registerWebhookEndpointRoutes(routes, database, {
       idempotencyKeyTtlSeconds,
       urls: {

@@ -11,6 +11,7 @@ export const ERROR_STATUS = {
   duplicate_slug: 409,
   duplicate_handle: 409,
   smart_collection: 409,
+  duplicate_definition: 409,
   invalid_transition: 409,
   precondition_failed: 412,
   cursor_expired: 410,

@@ -4,6 +4,7 @@ import vm from 'node:vm'
 import { it, type TestContext } from 'node:test'
 import fc from 'fast-check'
 import type { InjectOptions, LightMyRequestResponse } from 'fastify'
+import { METAFIELD_TYPES } from '../src/attributes/metafield-types.js'
 import { createApiKey, revokeApiKey } from '../src/auth/api-key.service.js'
 import type { Dialect } from '../src/db/database.js'
 import { assertContractAnswer, TIMESTAMP, UUID, writeFingerprint } from './contract-checks.js'
@@ -555,6 +556,70 @@ describeEachDialect('fuzzed input', (dialect) => {
       target,
       bodyKind.chain((kind) => fc.tuple(fc.constant(kind), anyBody(kind))),
       ([kind, payload]) => checkPost(target, kind, payload),
+      RUNS * 2,
+    )
+  })
+
+  it('metafields of every type take arbitrary values: 200 with the value stored, or 400 naming metafields.<ns>.<key> and writing nothing', async (t) => {
+    const target = await buildTarget(t, dialect)
+    const { api, product } = target
+    const types = METAFIELD_TYPES.filter((type) => type !== 'json')
+    for (const type of types) {
+      const res = await inject(target, {
+        method: 'POST',
+        url: `${API}/metafield-definitions`,
+        headers: { authorization: `Bearer ${api.key}`, 'content-type': 'application/json' },
+        payload: {
+          owner: 'product',
+          namespace: 'fuzz',
+          key: type.replace('.', '-'),
+          type,
+          name: type,
+        },
+      })
+      assert.equal(res.statusCode, 200, res.body)
+    }
+    const nearValid = fc.oneof(
+      fc.string(),
+      fc.integer(),
+      fc.double(),
+      fc.boolean(),
+      fc.constantFrom('2024-02-29', '2023-02-29', '#ABCDEF', '#abc', 'https://a.example/x'),
+      fc.date({ noInvalidDate: true }).map((d) => d.toISOString().replace('Z', '+05:30')),
+      fc.array(fc.oneof(fc.string(), fc.integer()), { maxLength: 130 }),
+      fc.anything(),
+    )
+    let current = (await api.get(`/products/${product.id}`)).json().data.metafields
+    await runProperty(
+      t,
+      target,
+      fc.tuple(fc.constantFrom(...types), nearValid),
+      async ([type, value]) => {
+        const field = `fuzz.${type.replace('.', '-')}`
+        const res = await inject(target, {
+          method: 'PATCH',
+          url: `${API}/products/${product.id}`,
+          headers: { authorization: `Bearer ${api.key}`, 'content-type': 'application/json' },
+          payload: JSON.stringify({ metafields: { [field]: value } }),
+        })
+        if (value === null) {
+          assert.equal(res.statusCode, 200, res.body)
+        } else if (res.statusCode === 400) {
+          const body = expectError(res, 400, 'validation_failed')
+          assert.deepEqual(
+            body.details?.map((d) => d.field),
+            [`metafields.${field}`],
+            res.body,
+          )
+        } else {
+          assert.equal(res.statusCode, 200, res.body)
+          assert.notEqual(res.json().data.metafields[field], undefined)
+        }
+        const stored = (await api.get(`/products/${product.id}`)).json().data.metafields
+        if (res.statusCode === 200) assert.deepEqual(stored, res.json().data.metafields)
+        else assert.deepEqual(stored, current)
+        current = stored
+      },
       RUNS * 2,
     )
   })

@@ -1,3 +1,4 @@
+// test:serial: counts how many writes that arrive together share a commit.
 import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
 import { mkdtemp, rm } from 'node:fs/promises'

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { describe, it, type TestContext } from 'node:test'
+import { after, describe, it, type TestContext } from 'node:test'
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import pg from 'pg'
 import { buildApp, type AppOptions } from '../src/app.js'
@@ -39,7 +39,7 @@ export function describeEachDialect(name: string, suite: (dialect: Dialect) => v
  * PostgreSQL (dropped when the test ends).
  */
 export async function createTestDatabase(t: TestContext, dialect: Dialect): Promise<Database> {
-  const url = dialect === 'sqlite' ? 'sqlite::memory:' : await createTestSchema(t)
+  const url = dialect === 'sqlite' ? 'sqlite::memory:' : await createMigratedPostgresDatabase()
   const database = createDatabase(url)
   t.after(() => database.close())
   await migrateToLatest(database)
@@ -59,6 +59,62 @@ export async function createFileTestDatabase(t: TestContext, dialect: Dialect): 
   await migrateToLatest(database)
   return database
 }
+
+/**
+ * This process's migrated PostgreSQL database: the template each test's database is copied
+ * from (CREATE DATABASE ... TEMPLATE copies it in tens of milliseconds, where migrating a
+ * fresh schema took most of a PostgreSQL test's time). An exact copy: indexes, their order,
+ * everything as the migrations made it.
+ */
+let template: Promise<string> | undefined
+/** The databases this process made, dropped when its tests are over. */
+const made: string[] = []
+
+function databaseUrl(name: string): string {
+  const url = new URL(POSTGRES_URL!)
+  url.pathname = `/${name}`
+  return url.toString()
+}
+
+function migratedTemplate(): Promise<string> {
+  template ??= (async () => {
+    const name = `catalog_template_${randomBytes(6).toString('hex')}`
+    await withAdminClient((client) => client.query(`create database ${name}`))
+    made.push(name)
+    const database = createDatabase(databaseUrl(name))
+    try {
+      await migrateToLatest(database)
+    } finally {
+      await database.close()
+    }
+    return name
+  })()
+  return template
+}
+
+/**
+ * A migrated PostgreSQL database of the test's own, copied from this process's template, and a
+ * URL of it. Dropped when the file's tests are over (after every test's pool is closed), not
+ * at each test's end, where a test's pools may still be closing.
+ */
+async function createMigratedPostgresDatabase(): Promise<string> {
+  if (!POSTGRES_URL) throw new Error('TEST_POSTGRES_URL is not set')
+  const source = await migratedTemplate()
+  const name = `catalog_test_${randomBytes(6).toString('hex')}`
+  await withAdminClient((client) =>
+    client.query(`create database ${name} template ${source} strategy wal_log`),
+  )
+  made.push(name)
+  return databaseUrl(name)
+}
+
+after(async () => {
+  // The template last: it can't be dropped while a copy of it is being made, and copies are made
+  // only while tests run.
+  for (const name of made.reverse()) {
+    await withAdminClient((client) => client.query(`drop database if exists ${name} with (force)`))
+  }
+})
 
 /** A fresh PostgreSQL schema, and a URL whose connections use it. Dropped after the test. */
 export async function createTestSchema(t: TestContext): Promise<string> {

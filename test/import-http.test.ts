@@ -1,3 +1,4 @@
+// test:serial: bounds how long an import holds a transaction while requests are timed beside it.
 import assert from 'node:assert/strict'
 import { mkdtemp, readdir, rm } from 'node:fs/promises'
 import http from 'node:http'

@@ -91,6 +91,7 @@ describeEachDialect('import: Shopify samples', (dialect) => {
       compareAtPrice: null,
       options: { Color: 'Green', Size: 'S' },
       weightGrams: 145,
+      metafields: {},
     })
     assert.deepEqual(shirt.variants.map((v: any) => v.name).slice(0, 4), [
       'Green / S',
@@ -123,6 +124,7 @@ describeEachDialect('import: Shopify samples', (dialect) => {
         compareAtPrice: 22.99,
         options: {},
         weightGrams: 72,
+        metafields: {},
       },
     ])
     assert.equal(hat.price, 17.99)
@@ -149,6 +151,7 @@ describeEachDialect('import: Shopify samples', (dialect) => {
       compareAtPrice: 24.99,
       options: { Size: 'Small', Color: 'gray' },
       weightGrams: 150,
+      metafields: {},
     })
     // Image position and alt text without an image URL are ignored.
     assert.equal(tee.images.length, 1)

@@ -1,3 +1,4 @@
+// test:serial: a revoked key must still work within the cache's 300 ms, and not after.
 import assert from 'node:assert/strict'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { it } from 'node:test'

@@ -1,3 +1,4 @@
+// test:serial: times the server's timeouts (headers, request, keep-alive).
 import assert from 'node:assert/strict'
 import { connect, type Socket } from 'node:net'
 import { describe, it, type TestContext } from 'node:test'

@@ -211,6 +211,7 @@ function withNewProductDefaults(product: Record<string, any>): Record<string, an
     productType: null,
     tags: [],
     images: [],
+    metafields: {},
     version: 1,
   }
   if (product.variants) upgraded.variants = product.variants.map(withNewVariantDefaults)
@@ -218,7 +219,7 @@ function withNewProductDefaults(product: Record<string, any>): Record<string, an
 }
 
 function withNewVariantDefaults(variant: Record<string, any>): Record<string, any> {
-  return { ...variant, weightGrams: null, version: 1 }
+  return { ...variant, weightGrams: null, metafields: {}, version: 1 }
 }
 
 function data(response: LightMyRequestResponse, what: string): any {

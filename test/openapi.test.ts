@@ -129,6 +129,11 @@ describe('the OpenAPI document', () => {
       [`GET ${API}/imports`]: read,
       [`GET ${API}/imports/{id}`]: read,
       [`GET ${API}/exports/products.csv`]: read,
+      [`POST ${API}/metafield-definitions`]: write,
+      [`GET ${API}/metafield-definitions`]: read,
+      [`GET ${API}/metafield-definitions/{id}`]: read,
+      [`PATCH ${API}/metafield-definitions/{id}`]: write,
+      [`DELETE ${API}/metafield-definitions/{id}`]: write,
       [`GET ${API}/webhook-endpoints/{id}/deliveries`]: write,
       [`POST ${API}/webhook-endpoints/{id}/deliveries/{deliveryId}/retry`]: write,
       [`POST ${API}/collections`]: write,
@@ -196,6 +201,11 @@ describe('the OpenAPI document', () => {
       [`GET ${API}/imports`]: [...common, '400'],
       [`GET ${API}/imports/{id}`]: [...common, '404'],
       [`GET ${API}/exports/products.csv`]: common,
+      [`POST ${API}/metafield-definitions`]: [...common, '400', '409', '413', '415'],
+      [`GET ${API}/metafield-definitions`]: [...common, '400'],
+      [`GET ${API}/metafield-definitions/{id}`]: [...common, '404'],
+      [`PATCH ${API}/metafield-definitions/{id}`]: [...common, '400', '404', '412', '413', '415'],
+      [`DELETE ${API}/metafield-definitions/{id}`]: [...common, '404', '412'],
       [`GET ${API}/webhook-endpoints/{id}/deliveries`]: [...common, '400', '404'],
       [`POST ${API}/webhook-endpoints/{id}/deliveries/{deliveryId}/retry`]: [...common, '404'],
     }
@@ -629,6 +639,56 @@ describeEachDialect('answers conform to the OpenAPI document', (dialect) => {
     await check('GET /openapi.json', send('GET', '/openapi.json', { key: null }))
     await check('GET /docs', send('GET', '/docs', { key: null }))
 
+    // Custom attribute definitions: every status of each route.
+    const defs = `${API}/metafield-definitions`
+    const createDefLabel = `POST ${API}/metafield-definitions`
+    const listDefsLabel = `GET ${API}/metafield-definitions`
+    const getDefLabel = `GET ${API}/metafield-definitions/{id}`
+    const patchDefLabel = `PATCH ${API}/metafield-definitions/{id}`
+    const deleteDefLabel = `DELETE ${API}/metafield-definitions/{id}`
+    const defBody = {
+      owner: 'product',
+      namespace: 'custom',
+      key: 'material',
+      type: 'single_line_text_field',
+      name: 'Material',
+    }
+    const defCreated = await send('POST', defs, json(defBody))
+    checker.check(createDefLabel, defCreated)
+    const def = defCreated.json().data
+    const defUrl = `${defs}/${def.id}`
+    const unknownDef = `${defs}/${randomUUID()}`
+    await check(createDefLabel, send('POST', defs, json(defBody)))
+    await check(createDefLabel, send('POST', defs, json({ ...defBody, owner: 'order' })))
+    await check(createDefLabel, send('POST', defs, { ...json(defBody), key: null }))
+    await check(createDefLabel, send('POST', defs, { ...json(defBody), key: readKey }))
+    await check(createDefLabel, send('POST', defs, huge))
+    await check(createDefLabel, send('POST', defs, { payload: 'x', contentType: 'text/plain' }))
+    await check(listDefsLabel, send('GET', `${defs}?owner=product&limit=1`))
+    await check(listDefsLabel, send('GET', `${defs}?cursor=nonsense`))
+    await check(listDefsLabel, send('GET', defs, { key: null }))
+    await check(getDefLabel, send('GET', defUrl))
+    await check(getDefLabel, send('GET', defUrl, ifNoneMatch('"1"')))
+    await check(getDefLabel, send('GET', defUrl, ifNoneMatch('3')))
+    await check(getDefLabel, send('GET', unknownDef))
+    await check(getDefLabel, send('GET', defUrl, { key: null }))
+    await check(patchDefLabel, send('PATCH', defUrl, json({ name: 'Fabric', filterable: true })))
+    await check(patchDefLabel, send('PATCH', defUrl, json({ type: 'json' })))
+    await check(patchDefLabel, send('PATCH', unknownDef, json({ name: 'X' })))
+    await check(patchDefLabel, send('PATCH', defUrl, { ...json({ name: 'X' }), ...stale }))
+    await check(patchDefLabel, send('PATCH', defUrl, { ...json({ name: 'X' }), key: null }))
+    await check(patchDefLabel, send('PATCH', defUrl, { ...json({ name: 'X' }), key: readKey }))
+    await check(patchDefLabel, send('PATCH', defUrl, huge))
+    await check(patchDefLabel, send('PATCH', defUrl, { payload: 'x', contentType: 'text/plain' }))
+    await check(deleteDefLabel, send('DELETE', defUrl, stale))
+    await check(deleteDefLabel, send('DELETE', defUrl, { key: null }))
+    await check(deleteDefLabel, send('DELETE', defUrl, { key: readKey }))
+    await check(deleteDefLabel, send('DELETE', defUrl, { payload: '{' }))
+    await check(deleteDefLabel, send('DELETE', defUrl, huge))
+    await check(deleteDefLabel, send('DELETE', defUrl, { payload: 'x', contentType: 'text/plain' }))
+    await check(deleteDefLabel, send('DELETE', defUrl))
+    await check(deleteDefLabel, send('DELETE', defUrl))
+
     // Unexpected failures: 500, with the error body.
     const broken = await buildBrokenWriteApp(t, api.database)
     for (const [label, url] of [
@@ -642,6 +702,9 @@ describeEachDialect('answers conform to the OpenAPI document', (dialect) => {
       [patchHookLabel, `${hooks}/${liveHook.id}`],
       [deleteHookLabel, `${hooks}/${liveHook.id}`],
       [`POST ${API}/imports`, `${API}/imports`],
+      [createDefLabel, defs],
+      [patchDefLabel, unknownDef],
+      [deleteDefLabel, unknownDef],
       [retryLabel, `${hooks}/${liveHook.id}/deliveries/${randomUUID()}/retry`],
     ] as const) {
       const response = await broken.inject({
@@ -656,6 +719,7 @@ describeEachDialect('answers conform to the OpenAPI document', (dialect) => {
           : JSON.stringify({
               name: 'Doomed',
               ...(url.startsWith(hooks) && { url: 'https://93.184.215.14/', events: ['*'] }),
+              ...(url.startsWith(defs) && defBody),
             }),
       })
       checker.check(label, response)
@@ -695,6 +759,11 @@ describeEachDialect('answers conform to the OpenAPI document', (dialect) => {
     await check(patchLabel, send('PATCH', `${API}/products/${product.id}`, json({ name: 'X' })))
     await check(deleteLabel, send('DELETE', `${API}/products/${product.id}`))
     await check(variantLabel, send('GET', variantUrl))
+    await check(createDefLabel, send('POST', defs, json(defBody)))
+    await check(listDefsLabel, send('GET', defs))
+    await check(getDefLabel, send('GET', unknownDef))
+    await check(patchDefLabel, send('PATCH', unknownDef, json({ name: 'X' })))
+    await check(deleteDefLabel, send('DELETE', unknownDef))
     await check(
       `POST ${API}/imports`,
       send('POST', `${API}/imports`, {
@@ -728,6 +797,8 @@ describeEachDialect('answers conform to the OpenAPI document', (dialect) => {
       // A body over IMPORT_MAX_BYTES (64 MiB here): see the import tests, with a small limit.
       `POST ${API}/imports 413`,
       ...[
+        listDefsLabel,
+        getDefLabel,
         getLabel,
         listVariantsLabel,
         listLabel,
@@ -758,6 +829,8 @@ describeEachDialect('answers conform to the OpenAPI document', (dialect) => {
       `${deleteLabel} 409`,
       `${deleteVariantLabel} 409`,
       ...COLLECTION_UNREACHABLE,
+      `${patchDefLabel} 409`,
+      `${deleteDefLabel} 409`,
     ])
     const contractStatuses = new Set([
       '200',

@@ -1,3 +1,4 @@
+// test:serial: times requests against Redis's 100 ms command timeout (bounds of 400-600 ms).
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import { connect, createServer, type Server, type Socket } from 'node:net'

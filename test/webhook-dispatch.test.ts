@@ -1,3 +1,4 @@
+// test:serial: a delivery must arrive within 2 s of its write.
 import assert from 'node:assert/strict'
 import { it, type TestContext } from 'node:test'
 import { sql } from 'kysely'

@@ -1,3 +1,4 @@
+// test:serial: times an attempt's timeout (290 ms to 2 s).
 import assert from 'node:assert/strict'
 import { execFile, execFileSync } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'

@@ -20,6 +20,7 @@ export interface Product {
   productType: string | null
   tags: string[]
   images: { url: string; alt: string | null }[]
+  metafields: Record<string, unknown>
   version: number
   createdAt: string
   updatedAt: string
@@ -36,6 +37,7 @@ export interface Variant {
   options: Record<string, string>
   position: number
   weightGrams: number | null
+  metafields: Record<string, unknown>
   version: number
   createdAt: string
   updatedAt: string

@@ -4,6 +4,7 @@ import { ApiError, call, canWrite, session } from './api.js'
 import { ProductList } from './products.js'
 import { ProductPage } from './product.js'
 import { ImportExportPage } from './imports.js'
+import { MetafieldDefinitionsPage } from './metafields.js'
 import type { Session } from './ui.js'
 import { WebhookEndpointPage, WebhookEndpoints } from './webhooks.js'
 
@@ -14,6 +15,7 @@ type Route =
   | { screen: 'imports'; id: string | null }
   | { screen: 'webhooks' }
   | { screen: 'webhook'; id: string }
+  | { screen: 'attributes' }
 
 /** The screen a hash names: `#/products/<id>`, `#/imports/<id>`, `#/webhooks/<id>`, ... */
 function currentRoute(): Route {
@@ -21,6 +23,7 @@ function currentRoute(): Route {
   if (path === '/products/new') return { screen: 'new' }
   if (path === '/imports') return { screen: 'imports', id: null }
   if (path === '/webhooks') return { screen: 'webhooks' }
+  if (path === '/attributes') return { screen: 'attributes' }
   const match = /^\/(products|imports|webhooks)\/([^/?#]+)$/.exec(path)
   if (match) {
     const id = decodeURIComponent(match[2]!)
@@ -32,8 +35,9 @@ function currentRoute(): Route {
 }
 
 /** The part of the page a route belongs to, for the navigation's current link. */
-function section(route: Route): 'products' | 'imports' | 'webhooks' {
+function section(route: Route): 'products' | 'imports' | 'webhooks' | 'attributes' {
   if (route.screen === 'imports') return 'imports'
+  if (route.screen === 'attributes') return 'attributes'
   if (route.screen === 'webhooks' || route.screen === 'webhook') return 'webhooks'
   return 'products'
 }
@@ -42,6 +46,7 @@ const SECTIONS = [
   { id: 'products', href: '#/products', label: 'Products' },
   { id: 'imports', href: '#/imports', label: 'Import & export' },
   { id: 'webhooks', href: '#/webhooks', label: 'Webhooks' },
+  { id: 'attributes', href: '#/attributes', label: 'Custom attributes' },
 ] as const
 
 function SignIn({ message, onSignedIn }: { message: string; onSignedIn(writable: boolean): void }) {
@@ -191,6 +196,7 @@ function App() {
           <ImportExportPage key={route.id ?? ''} id={route.id} session={shared} />
         )}
         {route.screen === 'webhooks' && <WebhookEndpoints session={shared} />}
+        {route.screen === 'attributes' && <MetafieldDefinitionsPage session={shared} />}
         {route.screen === 'webhook' && (
           <WebhookEndpointPage key={route.id} id={route.id} session={shared} />
         )}

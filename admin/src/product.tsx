@@ -15,6 +15,12 @@ import {
   useFocusHeading,
 } from './ui.js'
 import { Variants } from './variants.js'
+import {
+  loadDefinitions,
+  MetafieldInputs,
+  metafieldsPatch,
+  type MetafieldDefinition,
+} from './metafields.js'
 
 type Kind = 'text' | 'textarea' | 'number' | 'status' | 'tags'
 
@@ -133,7 +139,12 @@ export function ProductPage({ id, session }: { id: string | null; session: Sessi
   const [notice, setNotice] = useState(takeFlash)
   const [busy, setBusy] = useState(false)
   const [confirming, setConfirming] = useState(false)
+  const [definitions, setDefinitions] = useState<MetafieldDefinition[]>([])
+  const [metaEdits, setMetaEdits] = useState<Record<string, string | boolean>>({})
   const heading = useFocusHeading()
+  useEffect(() => {
+    loadDefinitions('product').then(setDefinitions, (caught: unknown) => session.onError(caught))
+  }, [])
 
   const fail = (caught: unknown) => {
     session.onError(caught)
@@ -195,6 +206,8 @@ export function ProductPage({ id, session }: { id: string | null; session: Sessi
       const after = toApi(field, edit)
       if (!same(before, after)) patch[field.api] = after
     }
+    const metafields = metafieldsPatch(definitions, product?.metafields ?? {}, metaEdits)
+    if (metafields) patch.metafields = metafields
     return patch
   }
 
@@ -232,6 +245,7 @@ export function ProductPage({ id, session }: { id: string | null; session: Sessi
       { body: patch, version: product!.version },
     )
     setProduct(data)
+    if (patch.metafields) setMetaEdits({})
     // What was sent is now the product; edits of other fields stay.
     setEdits((current) => {
       const kept = { ...current }
@@ -286,7 +300,9 @@ export function ProductPage({ id, session }: { id: string | null; session: Sessi
 
   const title = product ? product.name : 'New product'
   const generalError =
-    error instanceof ApiError && !FIELDS.some((field) => fieldMessages(error, field.api).length > 0)
+    error instanceof ApiError &&
+    !FIELDS.some((field) => fieldMessages(error, field.api).length > 0) &&
+    fieldMessages(error, 'metafields').length === 0
       ? error.message
       : error instanceof ApiError
         ? `${error.message} See the fields below.`
@@ -477,6 +493,14 @@ export function ProductPage({ id, session }: { id: string | null; session: Sessi
               {input(byApi('barcode'))}
             </div>
           </fieldset>
+          <MetafieldInputs
+            idPrefix="product"
+            definitions={definitions}
+            stored={product?.metafields ?? {}}
+            edits={metaEdits}
+            error={error}
+            onEdit={(key, value) => setMetaEdits({ ...metaEdits, [key]: value })}
+          />
         </div>
         <div class="column-side">
           <fieldset class="card">

@@ -1,5 +1,11 @@
-import { useState } from 'preact/hooks'
+import { useEffect, useState } from 'preact/hooks'
 import { ApiError, call, type Product, type Variant } from './api.js'
+import {
+  loadDefinitions,
+  MetafieldInputs,
+  metafieldsPatch,
+  type MetafieldDefinition,
+} from './metafields.js'
 import { ConfirmDialog, fieldMessages, formatPrice, Notice, type Session } from './ui.js'
 
 interface Draft {
@@ -62,11 +68,17 @@ export function Variants(props: {
   const [notice, setNotice] = useState('')
   const [busy, setBusy] = useState(false)
   const [deleting, setDeleting] = useState<Variant | null>(null)
+  const [definitions, setDefinitions] = useState<MetafieldDefinition[]>([])
+  const [metaEdits, setMetaEdits] = useState<Record<string, string | boolean>>({})
+  useEffect(() => {
+    loadDefinitions('variant').then(setDefinitions, (caught: unknown) => session.onError(caught))
+  }, [])
   const base = `/products/${encodeURIComponent(product.id)}/variants`
 
   const edit = (variant: Variant | null) => {
     setEditing(variant ? variant.id : 'new')
     setDraft(draftOf(variant))
+    setMetaEdits({})
     setError(null)
     setNotice('')
   }
@@ -91,18 +103,21 @@ export function Variants(props: {
     event.preventDefault()
     void run(async () => {
       if (editing === 'new') {
-        await call('POST', base, { body: toBody(draft, true) })
+        const metafields = metafieldsPatch(definitions, {}, metaEdits)
+        await call('POST', base, { body: { ...toBody(draft, true), metafields } })
         setEditing(null)
         return `Added variant “${draft.name.trim()}”.`
       }
       const variant = variants.find((candidate) => candidate.id === editing)!
       const before = toBody(draftOf(variant), false)
       const after = toBody(draft, false)
-      const patch = Object.fromEntries(
+      const patch: Record<string, unknown> = Object.fromEntries(
         Object.entries(after).filter(
           ([field, value]) => JSON.stringify(value) !== JSON.stringify(before[field]),
         ),
       )
+      const metafields = metafieldsPatch(definitions, variant.metafields, metaEdits)
+      if (metafields) patch.metafields = metafields
       if (Object.keys(patch).length > 0) {
         await call('PATCH', `${base}/${encodeURIComponent(variant.id)}`, {
           body: patch,
@@ -222,6 +237,14 @@ export function Variants(props: {
               </p>
             )}
           </fieldset>
+          <MetafieldInputs
+            idPrefix="variant"
+            definitions={definitions}
+            stored={variants.find((candidate) => candidate.id === editing)?.metafields ?? {}}
+            edits={metaEdits}
+            error={error}
+            onEdit={(key, value) => setMetaEdits({ ...metaEdits, [key]: value })}
+          />
         </td>
         <td>{cellInput('position', 'Variant position')}</td>
         <td class="row-actions">

@@ -1,3 +1,4 @@
+import { storedMetafields } from '../attributes/metafield-types.js'
 import type { ProductRow } from '../db/schema.js'
 import { toIso } from '../db/values.js'
 import type { Product, ProductStatus, Variant } from './catalog.schemas.js'
@@ -20,6 +21,7 @@ export function rowToProduct(row: ProductRow): Product {
     productType: row.product_type,
     tags: fromJson(row.tags),
     images: fromJson(row.images),
+    metafields: storedMetafields(row.metafields),
     version: row.version,
     createdAt: toIso(row.created_at),
     updatedAt: toIso(row.updated_at),
@@ -38,6 +40,7 @@ export function rowToVariant(row: VariantFields): Variant {
     options: fromJson(row.options),
     position: row.position,
     weightGrams: row.weight_grams,
+    metafields: storedMetafields(row.metafields),
     version: row.version,
     createdAt: toIso(row.created_at),
     updatedAt: toIso(row.updated_at),

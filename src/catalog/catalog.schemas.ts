@@ -1,3 +1,4 @@
+import { Metafields, MetafieldsInput } from '../attributes/metafield-definition.schemas.js'
 import { Type, type Static } from 'typebox'
 import { RECORD_RESPONSE_HEADERS } from '../http/conditional.js'
 import { Code, Money, Nullable, Timestamp } from '../http/schemas.js'
@@ -69,6 +70,7 @@ export const CreateProductBody = Type.Object(
     product_type: Type.Optional(Nullable(Label)),
     tags: Type.Optional(Nullable(Tags)),
     images: Type.Optional(Nullable(Images)),
+    metafields: Type.Optional(Nullable(MetafieldsInput)),
   },
   {
     examples: [
@@ -99,6 +101,7 @@ export const CreateVariantBody = Type.Object(
     options: Type.Optional(Nullable(Options)),
     position: Type.Optional(Nullable(Position)),
     weight_grams: Type.Optional(Nullable(WeightGrams)),
+    metafields: Type.Optional(Nullable(MetafieldsInput)),
   },
   {
     examples: [
@@ -127,6 +130,7 @@ export const UpdateProductBody = Type.Object(
     product_type: Type.Optional(Nullable(Label)),
     tags: Type.Optional(Nullable(Tags)),
     images: Type.Optional(Nullable(Images)),
+    metafields: Type.Optional(Nullable(MetafieldsInput)),
   },
   { examples: [{ price: 17.5, compare_at_price: 19.99, tags: ['cotton', 'sale'] }] },
 )
@@ -143,6 +147,7 @@ export const UpdateVariantBody = Type.Object(
     options: Type.Optional(Nullable(Options)),
     position: Type.Optional(Position),
     weight_grams: Type.Optional(Nullable(WeightGrams)),
+    metafields: Type.Optional(Nullable(MetafieldsInput)),
   },
   { examples: [{ sku: 'TEE-CB-M-RED-2', weight_grams: 180 }] },
 )
@@ -169,6 +174,7 @@ const PRODUCT_EXAMPLE = {
   productType: 'T-Shirt',
   tags: ['cotton', 'summer'],
   images: [{ url: 'https://cdn.example.com/tee-cb.jpg', alt: 'The T-shirt, front' }],
+  metafields: { 'custom.material': 'cotton' },
   version: 3,
   createdAt: '2026-11-21T10:15:30.123Z',
   updatedAt: '2026-11-21T10:16:02.481Z',
@@ -185,6 +191,7 @@ const VARIANT_EXAMPLE = {
   options: { size: 'M', color: 'red' },
   position: 1,
   weightGrams: 180,
+  metafields: {},
   version: 1,
   createdAt: '2026-11-21T10:16:02.481Z',
   updatedAt: '2026-11-21T10:16:02.481Z',
@@ -216,6 +223,7 @@ export const Product = Type.Object({
   images: Type.Array(Type.Object({ url: Type.String(), alt: Nullable(Type.String()) }), {
     description: 'In the order sent; [] when none',
   }),
+  metafields: Metafields,
   version: Version,
   createdAt: Timestamp,
   updatedAt: Timestamp,
@@ -238,6 +246,7 @@ export const Variant = Type.Object({
     description: "When not sent: one more than the highest of the product's variants, or 1",
   }),
   weightGrams: Nullable(Type.Integer()),
+  metafields: Metafields,
   version: Version,
   createdAt: Timestamp,
   updatedAt: Timestamp,

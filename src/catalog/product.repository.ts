@@ -97,6 +97,7 @@ function rowValues(row: NewProduct): RowValues {
     row.images,
     row.created_at,
     row.updated_at,
+    row.metafields ?? '{}',
   ]
 }
 
@@ -123,9 +124,10 @@ type RowValues = [
   ...FieldValues,
   createdAt: string,
   updatedAt: string,
+  metafields: string,
 ]
 
-const ROW_VALUE_COUNT = 16
+const ROW_VALUE_COUNT = 17
 
 /** A product's values, its tag keys and the base of its slug: the PostgreSQL insert's. */
 type InsertValues = [...RowValues, tagKeys: string, base: string]
@@ -174,7 +176,7 @@ const insertProductRow = precompiled((db: Executor, ...values: [...RowValues, sl
 function productColumns(values: RowValues | InsertValues | [...RowValues, string]) {
   const [storeId, id, name, status, description, priceE4, compareAtPriceE4, sku] = values
   const [, , , , , , , , barcode, taxRate, vendor, productType, tags, images] = values
-  const [createdAt, updatedAt] = values.slice(14, 16) as [string, string]
+  const [createdAt, updatedAt, metafields] = values.slice(14, 17) as [string, string, string]
   return {
     store_id: storeId,
     id,
@@ -192,6 +194,7 @@ function productColumns(values: RowValues | InsertValues | [...RowValues, string
     images,
     created_at: createdAt,
     updated_at: updatedAt,
+    metafields,
   }
 }
 
@@ -346,6 +349,7 @@ export type ProductChanges = [
   status: string,
   ...FieldValues,
   updatedAt: string,
+  metafields: string,
 ]
 
 /** Writes a product's new values and raises its version; returns the row as it now is. */
@@ -363,7 +367,8 @@ export async function updateProductRow(
 const updateProduct = precompiled(
   (db: Executor, storeId: string, id: string, ...changes: ProductChanges) => {
     const [name, slug, status, description, priceE4, compareAtPriceE4, sku, barcode] = changes
-    const [, , , , , , , , taxRate, vendor, productType, tags, images, updatedAt] = changes
+    const [, , , , , , , , taxRate, vendor, productType, tags, images, updatedAt, metafields] =
+      changes
     return db
       .updateTable('products')
       .set((eb) => ({
@@ -380,6 +385,7 @@ const updateProduct = precompiled(
         product_type: productType,
         tags,
         images,
+        metafields,
         updated_at: movedOn(isPostgres(db), 'products.updated_at', updatedAt),
         version: eb('version', '+', 1),
       }))

@@ -1,4 +1,10 @@
 import { keepingMemberships, leaveEveryCollection } from '../collections/membership.js'
+import {
+  indexMetafields,
+  mergeMetafields,
+  type MergedMetafields,
+  type MetafieldValues,
+} from '../attributes/metafield-values.js'
 import { inTransaction, type Database } from '../db/database.js'
 import { violatedUniqueConstraint } from '../db/driver-errors.js'
 import type { Executor, ProductRow } from '../db/schema.js'
@@ -116,17 +122,42 @@ export function newProductRow(
     images: JSON.stringify(normalizeImages(input.images ?? [])),
     created_at: now,
     updated_at: now,
+    metafields: '{}',
   }
 }
 
+/**
+ * A create with `metafields` checks them against the store's product definitions and writes
+ * their filter index in the product's transaction; one without is the plain create.
+ */
 async function createProductIn(
   db: Executor,
   storeId: string,
   input: CreateProductInput,
   slugSetByHand?: string,
 ): Promise<Product> {
+  const sent = input.metafields ?? {}
+  if (Object.keys(sent).length === 0) return createProductRow(db, storeId, input, slugSetByHand)
+  return inTransaction(db, async (tx) => {
+    const merged = await mergeMetafields(tx, storeId, 'product', {}, sent)
+    const product = await createProductRow(tx, storeId, input, slugSetByHand, merged.values)
+    await indexMetafields(tx, { storeId, recordId: product.id, productId: product.id }, merged)
+    return product
+  })
+}
+
+async function createProductRow(
+  db: Executor,
+  storeId: string,
+  input: CreateProductInput,
+  slugSetByHand?: string,
+  metafields?: MetafieldValues,
+): Promise<Product> {
   const tags = uniqueTags(input.tags ?? [])
-  const row = newProductRow(storeId, input, tags, nowIso())
+  const row = {
+    ...newProductRow(storeId, input, tags, nowIso()),
+    ...(metafields && { metafields: JSON.stringify(metafields) }),
+  }
   const slug =
     slugSetByHand === undefined
       ? await insertProductWithUniqueSlug(
@@ -239,6 +270,8 @@ async function updateProductIn(
   const current = rowToProduct(row)
   const next = mergeProduct(current, patch)
   checkTransition(current.status, next.status)
+  const merged = await mergeProductMetafields(db, storeId, current.metafields, patch.metafields)
+  if (merged !== undefined) next.metafields = merged.values
   if (sameFields(current, next)) return current
   if (next.slug !== current.slug) await claimSlugSetByHand(db, storeId, next.slug)
   let updated: ProductRow
@@ -255,8 +288,26 @@ async function updateProductIn(
       tagKeysJson(next.tags),
     )
   }
+  if (merged?.changed) {
+    await indexMetafields(db, { storeId, recordId: row.id, productId: row.id }, merged)
+  }
   await appendEvent(db, storeId, { type: 'product.updated', object: updated, previous: row })
   return rowToProduct(updated)
+}
+
+/**
+ * A PATCH's `metafields` merged into the product's (null removes every value); undefined
+ * when the patch has none.
+ */
+async function mergeProductMetafields(
+  db: Executor,
+  storeId: string,
+  current: MetafieldValues,
+  sent: MetafieldValues | null | undefined,
+): Promise<MergedMetafields | undefined> {
+  if (sent === undefined) return undefined
+  const patch = sent ?? Object.fromEntries(Object.keys(current).map((key) => [key, null]))
+  return mergeMetafields(db, storeId, 'product', current, patch)
 }
 
 /** The fields a merge patch may change, with the values a patch gives them. */
@@ -279,13 +330,14 @@ function mergeProduct(current: Product, patch: UpdateProductInput): PatchableFie
     productType: pick(patch.product_type, current.productType, null),
     tags: patch.tags === undefined ? current.tags : uniqueTags(patch.tags ?? []),
     images: patch.images === undefined ? current.images : normalizeImages(patch.images ?? []),
+    metafields: current.metafields,
   }
 }
 
 /** Whether every field of `next` is what `current` holds: lists and images compared whole. */
 function sameFields(current: Product, next: PatchableFields): boolean {
   return (Object.keys(next) as (keyof PatchableFields)[]).every((field) =>
-    field === 'tags' || field === 'images'
+    field === 'tags' || field === 'images' || field === 'metafields'
       ? JSON.stringify(current[field]) === JSON.stringify(next[field])
       : Object.is(current[field], next[field]) || current[field] === next[field],
   )
@@ -311,6 +363,7 @@ function storedChanges(next: PatchableFields, now: string): ProductChanges {
     JSON.stringify(next.tags),
     JSON.stringify(next.images),
     now,
+    JSON.stringify(next.metafields),
   ]
 }
 

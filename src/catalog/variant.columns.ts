@@ -17,6 +17,7 @@ export const VARIANT_INSERT_COLUMNS = [
   'weight_grams',
   'created_at',
   'updated_at',
+  'metafields',
 ] as const
 
 /** A variant as the reads return it: every column the API shows. */

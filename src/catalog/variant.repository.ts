@@ -89,6 +89,7 @@ function variantValues(
     fields.weight_grams ?? null,
     fields.created_at,
     fields.updated_at,
+    fields.metafields ?? '{}',
   ]
 }
 
@@ -107,6 +108,7 @@ type VariantValues = [
   weightGrams: number | null,
   createdAt: string,
   updatedAt: string,
+  metafields: string,
 ]
 
 /** Whether the price and the position are the product's defaults: each way is its own SQL. */
@@ -125,6 +127,7 @@ function insertVariantStatement(defaultPrice: boolean, defaultPosition: boolean)
     const [storeId, id, productId, name, sku, barcode, priceE4, compareAtPriceE4] = values
     const [, , , , , , , , options, optionsKey, position, weightGrams, createdAt, updatedAt] =
       values
+    const metafields = values[VARIANT_INSERT_COLUMNS.length - 1]
     return db
       .with('product', (db) =>
         raiseMaxVariantPosition(
@@ -164,6 +167,7 @@ function insertVariantStatement(defaultPrice: boolean, defaultPosition: boolean)
                 eb.cast<number | null>(eb.val(weightGrams), 'bigint').as('weight_grams'),
                 eb.cast<string>(eb.val(createdAt), 'timestamptz').as('created_at'),
                 eb.cast<string>(eb.val(updatedAt), 'timestamptz').as('updated_at'),
+                eb.cast<string>(eb.val(metafields), 'json').as('metafields'),
               ]),
           )
           .returning(VARIANT_READ_COLUMNS),
@@ -256,6 +260,7 @@ export type VariantChanges = [
   position: number,
   weightGrams: number | null,
   updatedAt: string,
+  metafields: string,
 ]
 
 /** Writes a variant's new values and raises its version; returns the variant as it now is. */
@@ -273,7 +278,7 @@ export async function updateVariantRow(
 const updateVariant = precompiled(
   (db: Executor, storeId: string, variantId: string, ...changes: VariantChanges) => {
     const [name, sku, barcode, priceE4, compareAtPriceE4, options, optionsKey] = changes
-    const [, , , , , , , position, weightGrams, updatedAt] = changes
+    const [, , , , , , , position, weightGrams, updatedAt, metafields] = changes
     return db
       .updateTable('variants')
       .set((eb) => ({
@@ -286,6 +291,7 @@ const updateVariant = precompiled(
         options_key: optionsKey,
         position,
         weight_grams: weightGrams,
+        metafields,
         updated_at: movedOn(isPostgres(db), 'variants.updated_at', updatedAt),
         version: eb('version', '+', 1),
       }))

@@ -1,5 +1,13 @@
 import { createHash } from 'node:crypto'
 import { keepingMemberships } from '../collections/membership.js'
+import {
+  indexMetafields,
+  mergeMetafields,
+  storedMetafields,
+  unindexRecord,
+  type MergedMetafields,
+  type MetafieldValues,
+} from '../attributes/metafield-values.js'
 import { inTransaction, isPostgres, type Database } from '../db/database.js'
 import { refreshSearchDocuments } from '../search/search-document.repository.js'
 import { withSearchDocuments } from '../search/search-documents.js'
@@ -92,6 +100,7 @@ export function newVariantFields(
     weight_grams: input.weight_grams ?? null,
     created_at: now,
     updated_at: now,
+    metafields: '{}',
   }
 }
 
@@ -101,7 +110,27 @@ async function addVariantIn(
   productId: string,
   input: CreateVariantInput,
 ): Promise<Variant> {
-  const fields = newVariantFields(storeId, productId, input, nowIso())
+  const sent = input.metafields ?? {}
+  if (Object.keys(sent).length === 0) return insertVariantIn(db, storeId, productId, input)
+  return inTransaction(db, async (tx) => {
+    const merged = await mergeMetafields(tx, storeId, 'variant', {}, sent)
+    const variant = await insertVariantIn(tx, storeId, productId, input, merged.values)
+    await indexMetafields(tx, { storeId, recordId: variant.id, productId }, merged)
+    return variant
+  })
+}
+
+async function insertVariantIn(
+  db: Executor,
+  storeId: string,
+  productId: string,
+  input: CreateVariantInput,
+  metafields?: MetafieldValues,
+): Promise<Variant> {
+  const fields = {
+    ...newVariantFields(storeId, productId, input, nowIso()),
+    ...(metafields && { metafields: JSON.stringify(metafields) }),
+  }
   let inserted: { price_e4: number; position: number } | undefined
   try {
     inserted = await insertVariantIntoProduct(db, fields, pendingEvent('variant.created'))
@@ -149,7 +178,8 @@ function updateVariantUnit(
   ifMatch: string | undefined,
 ): Work<Variant> {
   return async (db) => {
-    if (isUuid(productId) && isUuid(variantId) && patch.position === undefined) {
+    const oneStatement = patch.position === undefined && patch.metafields === undefined
+    if (isUuid(productId) && isUuid(variantId) && oneStatement) {
       const options = patch.options === undefined ? undefined : (patch.options ?? {})
       let row: VariantFields | undefined
       try {
@@ -195,6 +225,8 @@ async function updateVariantIn(
 ): Promise<Variant> {
   const { product, current } = await lockVariant(db, storeId, productId, variantId, ifMatch)
   const next = mergeVariant(current, patch)
+  const merged = await mergeVariantMetafields(db, storeId, current, patch.metafields)
+  if (merged !== undefined) next.metafields = JSON.stringify(merged.values)
   if (sameFields(current, next)) return rowToVariant(current)
   const now = nowIso()
   let updated: VariantFields
@@ -210,20 +242,37 @@ async function updateVariantIn(
       next.position,
       next.weight_grams,
       now,
+      next.metafields,
     ])
   } catch (error) {
     throw (await sqliteConflict(db, storeId, current.id, next.sku, error)) ?? error
+  }
+  if (merged?.changed) {
+    await indexMetafields(db, { storeId, recordId: current.id, productId: product }, merged)
   }
   await touchProductForVariants(db, storeId, product, now)
   await appendEvent(db, storeId, { type: 'variant.updated', object: updated, previous: current })
   return rowToVariant(updated)
 }
 
+/** A PATCH's `metafields` merged into the variant's (null removes every value). */
+async function mergeVariantMetafields(
+  db: Executor,
+  storeId: string,
+  current: VariantFields,
+  sent: MetafieldValues | null | undefined,
+): Promise<MergedMetafields | undefined> {
+  if (sent === undefined) return undefined
+  const stored = storedMetafields(current.metafields)
+  const patch = sent ?? Object.fromEntries(Object.keys(stored).map((key) => [key, null]))
+  return mergeMetafields(db, storeId, 'variant', stored, patch)
+}
+
 /** The variant's columns a merge patch may change. */
 type PatchableColumns = Pick<
   VariantFields,
   'name' | 'sku' | 'barcode' | 'price_e4' | 'compare_at_price_e4' | 'position' | 'weight_grams'
-> & { options: string }
+> & { options: string; metafields: string }
 
 function mergeVariant(current: VariantFields, patch: UpdateVariantInput): PatchableColumns {
   const pick = <T>(sent: T | null | undefined, stored: T): T | null =>
@@ -240,6 +289,7 @@ function mergeVariant(current: VariantFields, patch: UpdateVariantInput): Patcha
     options: mergeOptions(current.options, patch.options),
     position: patch.position ?? current.position,
     weight_grams: pick(patch.weight_grams, current.weight_grams),
+    metafields: jsonText(current.metafields),
   }
 }
 
@@ -262,13 +312,19 @@ function sameFields(current: VariantFields, next: PatchableColumns): boolean {
   return (Object.keys(next) as (keyof PatchableColumns)[]).every((column) =>
     column === 'options'
       ? optionsText(current.options) === next.options
-      : current[column] === next[column],
+      : column === 'metafields'
+        ? jsonText(current.metafields) === next.metafields
+        : current[column] === next[column],
   )
 }
 
 /** The options as the JSON text they were sent as (PostgreSQL's json arrives parsed). */
 function optionsText(options: VariantFields['options']): string {
   return typeof options === 'string' ? options : JSON.stringify(options)
+}
+
+function jsonText(value: string | object): string {
+  return typeof value === 'string' ? value : JSON.stringify(value)
 }
 
 /** The unit of work of a DELETE of a variant; the product's next default position follows. */
@@ -285,6 +341,12 @@ export function deleteVariantWork(
       const locked = await lockVariant(db, storeId, productId, variantId, ifMatch)
       product = locked.product
       await deleteVariantRow(db, storeId, locked.current.id)
+      await unindexRecord(
+        db,
+        storeId,
+        locked.current.id,
+        storedMetafields(locked.current.metafields),
+      )
       await touchProductForVariants(db, storeId, locked.product, nowIso())
       await appendEvent(db, storeId, { type: 'variant.deleted', object: locked.current })
       await refreshSearchDocuments(db, storeId, [locked.product])

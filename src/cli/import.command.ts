@@ -11,10 +11,11 @@ import { migrateToLatest } from '../db/migrate.js'
 import { exportCatalog } from '../import/export.service.js'
 import { DUPLICATE_SKUS, type DuplicateSkus } from '../import/import-plan.js'
 import { importCatalog, type ImportSummary } from '../import/import.service.js'
+import { createMissingDefinitions } from '../import/metafield-import.js'
 import { CommandError, UsageError, type Output } from './output.js'
 
 export const IMPORT_HELP = `Usage: catalog import FILE.csv --store STORE [--dry-run] [--json]
-                      [--duplicate-skus=fail|clear]
+                      [--duplicate-skus=fail|clear] [--create-definitions]
 
 Imports a Shopify product CSV (classic or 2025 column names) into the store: products
 matched by handle, variants by sku, then by options, created or updated; nothing deleted.
@@ -26,6 +27,11 @@ Each product is imported whole or not at all; a bad row is reported and its prod
             a variant whose sku another product (or an earlier row) keeps: fail (the
             default) skips its product with a duplicate_sku error; clear imports the
             variant without the sku and lists the row under Warnings
+--create-definitions
+            first create the metafield definitions the store lacks for the file's
+            "Label (product|variant.metafields.NS.KEY)" columns: a list of text when a
+            value holds "; ", else text (multi-line when a value holds a line break);
+            without it such a column is stored only when its definition exists
 
 On a terminal, a progress bar on stderr. Exit 0 when every row was imported, 1 when some
 failed or the file was refused, 2 for usage errors.`
@@ -67,6 +73,7 @@ export function parseImportCommand(args: string[]): Command {
     'dry-run': { type: 'boolean' },
     json: { type: 'boolean' },
     'duplicate-skus': { type: 'string' },
+    'create-definitions': { type: 'boolean' },
   })
   if (positionals.length !== 1) throw new UsageError('catalog import: give exactly one CSV file')
   const file = positionals[0]!
@@ -91,6 +98,9 @@ export function parseImportCommand(args: string[]): Command {
     // 1,000,000 variants. Growing it by half at most keeps that run under 200 MiB
     // (docs/decisions/0023-import-batches.md). Read by V8 at each collection, so it applies now.
     setFlagsFromString('--heap-growing-percent=50')
+    if (values['create-definitions'] && !dryRun) {
+      await createMissingDefinitions(database, store, createReadStream(file))
+    }
     const bar = process.stderr.isTTY ? progressBar(size) : undefined
     let summary: ImportSummary
     try {

@@ -81,6 +81,10 @@ export interface SqlDialect {
    * `column`, the key as `${alias}.key`.
    */
   joinJsonObjectKeys(column: string, alias: string): RawBuilder<unknown>
+  /** Whether the JSON object in `column` has the key `key` (a parameter). */
+  jsonObjectHasKey(column: string, key: string): RawBuilder<boolean>
+  /** The JSON object in `column` without the key `key` (a parameter), as the column stores it. */
+  jsonObjectWithoutKey(column: string, key: string): RawBuilder<string>
   /** `select` of a NOTIFY of `channel` to this schema's listeners; undefined where none listen. */
   notify(channel: string): RawBuilder<unknown> | undefined
   /**
@@ -116,6 +120,10 @@ export const SQLITE: SqlDialect = Object.freeze({
   jsonArrayElements: (json) => sql<{ value: string }>`json_each(${json})`,
   joinJsonObjectKeys: (column, alias) =>
     sql`cross join json_each(${sql.ref(column)}) as ${sql.id(alias)}`,
+  jsonObjectHasKey: (column, key) =>
+    sql<boolean>`json_type(${sql.ref(column)}, '$."' || ${key} || '"') is not null`,
+  jsonObjectWithoutKey: (column, key) =>
+    sql<string>`json_remove(${sql.ref(column)}, '$."' || ${key} || '"')`,
   notify: () => undefined,
   lower: (expression) => sql<string>`unicode_lower(${expression})`,
   jsonObjectEntries: (column) => sql<{ key: string; value: string }>`json_each(${sql.ref(column)})`,
@@ -141,6 +149,10 @@ export const POSTGRES: SqlDialect = Object.freeze({
   jsonArrayElements: (json) => sql<{ value: string }>`json_array_elements_text(${json}::json)`,
   joinJsonObjectKeys: (column, alias) =>
     sql`cross join lateral json_object_keys(${sql.ref(column)}) as ${sql.id(alias)}(key)`,
+  jsonObjectHasKey: (column, key) =>
+    sql<boolean>`jsonb_exists(${sql.ref(column)}::jsonb, ${key}::text)`,
+  jsonObjectWithoutKey: (column, key) =>
+    sql<string>`(${sql.ref(column)}::jsonb - ${key}::text)::json`,
   notify: (channel) => sql`select pg_notify(${channel}, current_schema())`,
   lower: (expression) => sql<string>`lower(${expression})`,
   jsonObjectEntries: (column) =>

@@ -3,13 +3,18 @@
  * constraint; SQLite names its columns, so each constraint is recognised by both.
  */
 export type UniqueConstraint =
-  'products_slug_key' | 'variants_sku_key' | 'variants_options_key' | 'collections_handle_key'
+  | 'products_slug_key'
+  | 'variants_sku_key'
+  | 'variants_options_key'
+  | 'collections_handle_key'
+  | 'metafield_definitions_key'
 
 const SQLITE_UNIQUE_COLUMNS: Record<UniqueConstraint, string> = {
   products_slug_key: 'products.slug',
   variants_sku_key: 'variants.sku',
   variants_options_key: 'variants.options_key',
   collections_handle_key: 'collections.handle',
+  metafield_definitions_key: 'metafield_definitions.namespace',
 }
 
 interface DriverError {

@@ -35,6 +35,8 @@ import * as postgresSearch from './migrations/postgres/2026-11-30T00-search.js'
 import * as sqliteSearch from './migrations/sqlite/2026-11-30T00-search.js'
 import * as postgresCollections from './migrations/postgres/2026-11-30T02-collections.js'
 import * as sqliteCollections from './migrations/sqlite/2026-11-30T02-collections.js'
+import * as postgresMetafields from './migrations/postgres/2026-11-30T01-metafields.js'
+import * as sqliteMetafields from './migrations/sqlite/2026-11-30T01-metafields.js'
 
 /** Each dialect's migrations, by name; names sort in the order they are applied. */
 const MIGRATIONS: Record<Dialect, Record<string, Migration>> = {
@@ -56,6 +58,7 @@ const MIGRATIONS: Record<Dialect, Record<string, Migration>> = {
     '2026-11-29T01-import-warnings': sqliteImportWarnings,
     '2026-11-30T00-search': sqliteSearch,
     '2026-11-30T02-collections': sqliteCollections,
+    '2026-11-30T01-metafields': sqliteMetafields,
   },
   postgres: {
     '2026-11-21T00-initial': postgresInitial,
@@ -77,6 +80,7 @@ const MIGRATIONS: Record<Dialect, Record<string, Migration>> = {
     '2026-11-29T01-import-warnings': postgresImportWarnings,
     '2026-11-30T00-search': postgresSearch,
     '2026-11-30T02-collections': postgresCollections,
+    '2026-11-30T01-metafields': postgresMetafields,
   },
 }
 

@@ -42,6 +42,8 @@ export interface ProductTable {
   tags: ColumnType<string | string[], string, string>
   /** JSON array of {url, alt}; as tags. */
   images: ColumnType<string | ProductImage[], string, string>
+  /** Custom attribute values, `{"<namespace>.<key>": value}`; SQLite returns the text, PostgreSQL the object. */
+  metafields: ColumnType<string | Record<string, unknown>, string | undefined, string>
   /** The highest position among the product's variants, 0 when it has none. */
   max_variant_position: ColumnType<number, number | undefined, number>
   /** 1 at creation, plus 1 for each change of the product or of one of its variants. */
@@ -99,6 +101,8 @@ export interface VariantTable {
   options: ColumnType<string | Record<string, string>, string, string>
   /** SHA-256 of the options in canonical form (keys sorted); null when there are none. */
   options_key: string | null
+  /** Custom attribute values, `{"<namespace>.<key>": value}`; SQLite returns the text, PostgreSQL the object. */
+  metafields: ColumnType<string | Record<string, unknown>, string | undefined, string>
   position: number
   weight_grams: number | null
   version: ColumnType<number, number | undefined, number>
@@ -224,6 +228,45 @@ export interface WebhookDeliveryTable {
   created_at: Timestamp
 }
 
+/** A custom attribute's definition (attributes/). */
+export interface MetafieldDefinitionTable {
+  store_id: string
+  id: string
+  owner: string
+  namespace: string
+  key: string
+  type: string
+  name: string
+  description: string | null
+  /** JSON object of the validations; SQLite returns the text. */
+  validations: ColumnType<string | Record<string, unknown>, string, string>
+  /** SQLite: 0 or 1. */
+  filterable: ColumnType<boolean | number, boolean | number, boolean | number>
+  searchable: ColumnType<boolean | number, boolean | number, boolean | number>
+  version: ColumnType<number, number | undefined, number>
+  created_at: Timestamp
+  updated_at: Timestamp
+}
+
+/** How many definitions a store has per owner: the limit is checked on this row, atomically. */
+export interface MetafieldDefinitionCountTable {
+  store_id: string
+  owner: string
+  definitions: number
+}
+
+/**
+ * One row per item of a filterable definition's value and record (a product, or a variant,
+ * which counts for its product): `value` is the item's JSON text.
+ */
+export interface MetafieldValueTable {
+  store_id: string
+  definition_id: string
+  value: string
+  product_id: string
+  record_id: string
+}
+
 /**
  * A product's search document (src/search): its text folded in JS; the engine's index is
  * derived by the database (PostgreSQL: the generated `document` tsvector; SQLite: the
@@ -293,6 +336,9 @@ export interface CollectionRulesTokenTable {
 }
 
 export interface DB {
+  metafield_definition_counts: MetafieldDefinitionCountTable
+  metafield_definitions: MetafieldDefinitionTable
+  metafield_values: MetafieldValueTable
   api_keys: ApiKeyTable
   collection_handle_counters: SlugCounterTable
   collection_rules_tokens: CollectionRulesTokenTable
@@ -322,5 +368,6 @@ export type ProductRow = Selectable<ProductTable>
 export type NewProductRow = Insertable<ProductTable>
 export type VariantRow = Selectable<VariantTable>
 export type NewVariantRow = Insertable<VariantTable>
+export type MetafieldDefinitionRow = Selectable<MetafieldDefinitionTable>
 export type WebhookEndpointRow = Selectable<WebhookEndpointTable>
 export type CollectionRow = Selectable<CollectionTable>

@@ -76,6 +76,7 @@ const EVENT_EXAMPLE = {
       productType: null,
       tags: ['summer'],
       images: [],
+      metafields: {},
       version: 2,
       createdAt: '2026-11-25T10:00:00.000Z',
       updatedAt: '2026-11-25T10:15:30.123Z',

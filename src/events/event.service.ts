@@ -64,7 +64,12 @@ export function rowToEvent(row: EventRow): CatalogEvent {
     const previousAttributes: Record<string, unknown> = {}
     for (const [field, value] of Object.entries(before)) {
       if (NOT_ATTRIBUTES.has(field)) continue
-      if (JSON.stringify(value) !== JSON.stringify(object[field])) previousAttributes[field] = value
+      if (field === 'metafields') {
+        const changed = changedKeys(value as JsonObject, object[field] as JsonObject)
+        if (changed !== undefined) previousAttributes[field] = changed
+      } else if (JSON.stringify(value) !== JSON.stringify(object[field])) {
+        previousAttributes[field] = value
+      }
     }
     event.data.previousAttributes = previousAttributes
   }
@@ -76,6 +81,21 @@ function recordMapper(type: string) {
   if (type === 'collection.products_changed') return (object: unknown) => object
   if (type.startsWith('collection.')) return eventRowToCollection
   return type.startsWith('product.') ? rowToProduct : rowToVariant
+}
+
+type JsonObject = Record<string, unknown>
+
+/**
+ * previousAttributes.metafields: the old value of each key whose value changed, null for a
+ * key that was not set; undefined when none changed.
+ */
+function changedKeys(before: JsonObject, after: JsonObject): JsonObject | undefined {
+  const changed: JsonObject = {}
+  for (const key of new Set([...Object.keys(before), ...Object.keys(after)])) {
+    if (JSON.stringify(before[key]) !== JSON.stringify(after[key]))
+      changed[key] = before[key] ?? null
+  }
+  return Object.keys(changed).length > 0 ? changed : undefined
 }
 
 function fromJson(value: string | Record<string, unknown>): unknown {

@@ -70,6 +70,12 @@ const ERROR_EXAMPLES: Record<ErrorCode, { when: string; body: Record<string, unk
         'The products of a smart collection follow its rules; they cannot be changed by hand.',
     },
   },
+  duplicate_definition: {
+    when: "a metafield definition's owner, namespace and key are taken",
+    body: {
+      message: 'Your store already has a metafield definition with this owner, namespace and key.',
+    },
+  },
   cursor_expired: {
     when: 'an event cursor older than the kept events: events after it were deleted by retention',
     body: {

@@ -5,7 +5,9 @@ import { findVariantsOfProducts, maxOptionNamesOfAProduct } from '../catalog/var
 import { rowToProduct, rowToVariant } from '../catalog/catalog.mappers.js'
 import type { Product, Variant } from '../catalog/catalog.schemas.js'
 import type { Database } from '../db/database.js'
-import type { Executor } from '../db/schema.js'
+import type { Executor, MetafieldDefinitionRow } from '../db/schema.js'
+import { cellFromValue, metafieldColumnName } from '../attributes/metafield-columns.js'
+import { definitionsOfStore } from '../attributes/metafield-definition.repository.js'
 import { toIso } from '../db/values.js'
 import { exportHeader, SHOPIFY_OPTION_COLUMNS } from './shopify-columns.js'
 
@@ -39,12 +41,15 @@ export async function* exportCatalog(database: Database, storeId: string): Async
       SHOPIFY_OPTION_COLUMNS,
       await maxOptionNamesOfAProduct(snapshot.db, storeId),
     )
-    const header = exportHeader(optionCount)
+    const definitions = await definitionsOfStore(snapshot.db, storeId)
+    const header = exportHeader(optionCount, definitions.map(metafieldColumnName))
     yield stringify([header], { ...CSV_OPTIONS, eof: true })
     for await (const page of pages(snapshot.db, storeId)) {
       const records: string[][] = []
       for (const { product, variants } of page) {
-        records.push(...productRecords(product, variants, optionCount))
+        const rows = productRecords(product, variants, optionCount)
+        rows.forEach((row, i) => row.push(...metafieldCells(definitions, product, variants[i], i)))
+        records.push(...rows)
       }
       yield stringify(records, CSV_OPTIONS)
     }
@@ -100,6 +105,21 @@ function optionNames(variants: Variant[]): string[] {
   const names = new Set<string>()
   for (const variant of variants) for (const name of Object.keys(variant.options)) names.add(name)
   return [...names]
+}
+
+/** One cell per definition: a product's values on its first row, a variant's on its own. */
+function metafieldCells(
+  definitions: MetafieldDefinitionRow[],
+  product: Product,
+  variant: Variant | undefined,
+  row: number,
+): string[] {
+  return definitions.map((definition) => {
+    const key = `${definition.namespace}.${definition.key}`
+    const values =
+      definition.owner === 'product' ? (row === 0 ? product.metafields : {}) : variant?.metafields
+    return cellFromValue(definition.type, values?.[key])
+  })
 }
 
 const amount = (value: number | null) => (value === null ? '' : String(value))

@@ -97,7 +97,8 @@ function variantProblems(
         message: `the option values joined by " / " (the variant's name) ${message}`,
       })
     } else {
-      found.push({ column: product.variantColumns[root] ?? field, message })
+      const column = product.variantColumns[field] ?? product.variantColumns[root] ?? field
+      found.push({ column, message })
     }
   }
   return found
@@ -156,10 +157,12 @@ export function refusal(
     code === 'validation_failed'
   ) {
     const detail = error.details?.[0]
+    // A value a definition refuses (found by the catalogue's write): on its column.
+    const column = detail && (product.columns[detail.field] ?? product.variantColumns[detail.field])
     return {
       row,
       handle,
-      field: detail?.field ?? fieldOf[code] ?? field,
+      field: column ?? detail?.field ?? fieldOf[code] ?? field,
       error: code,
       message: detail ? detail.message : error.message,
     }

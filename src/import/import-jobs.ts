@@ -3,6 +3,7 @@ import { createReadStream, createWriteStream } from 'node:fs'
 import { mkdir, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { createMissingDefinitions } from './metafield-import.js'
 import { Transform, type Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import type { Database } from '../db/database.js'
@@ -90,7 +91,7 @@ export interface ImportJobs {
     storeId: string,
     body: Readable,
     keep?: KeepImport,
-    choices?: { duplicateSkus?: DuplicateSkus },
+    choices?: { duplicateSkus?: DuplicateSkus; createDefinitions?: boolean },
   ): Promise<ImportRecord>
   get(storeId: string, id: string): Promise<ImportRecord | undefined>
   /** A page of the store's imports, newest first; `cursor` is a previous page's nextCursor. */
@@ -133,6 +134,7 @@ export function createImportJobs(database: Database, options: ImportJobsOptions)
     id: string,
     file: string,
     duplicateSkus: DuplicateSkus | undefined,
+    createDefinitions = false,
   ) => {
     let summary: ImportSummary | undefined
     // The import's summary as of its last committed batch: what a job cut short records.
@@ -141,6 +143,13 @@ export function createImportJobs(database: Database, options: ImportJobsOptions)
     // Where the file stopped being CSV, if it did: the import did not read it to its end.
     let unreadable: { row: number; message: string } | undefined
     try {
+      if (createDefinitions) {
+        await createMissingDefinitions(
+          database,
+          storeId,
+          createReadStream(file, { highWaterMark: JOB_READ_BYTES }),
+        )
+      }
       summary = await importCatalog(
         database,
         storeId,
@@ -238,7 +247,13 @@ export function createImportJobs(database: Database, options: ImportJobsOptions)
         await rm(file, { force: true })
         return record
       }
-      const job = run(storeId, id, file, choices?.duplicateSkus).finally(() => running.delete(id))
+      const job = run(
+        storeId,
+        id,
+        file,
+        choices?.duplicateSkus,
+        choices?.createDefinitions,
+      ).finally(() => running.delete(id))
       running.set(id, job)
       return record
     },

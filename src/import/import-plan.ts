@@ -404,7 +404,21 @@ function productChanges(current: Product, fields: UpdateProductInput): UpdatePro
     const images = normalizeImages(fields.images ?? [])
     if (JSON.stringify(images) !== JSON.stringify(current.images)) patch.images = images
   }
+  const metafields = changedMetafields(current.metafields, fields.metafields)
+  if (metafields) patch.metafields = metafields
   return patch
+}
+
+/** The values of the file that differ from the stored ones (a merge patch); none: undefined. */
+function changedMetafields(
+  stored: Record<string, unknown>,
+  sent: Record<string, unknown> | null | undefined,
+): Record<string, unknown> | undefined {
+  if (!sent) return undefined
+  const changed = Object.entries(sent).filter(
+    ([key, value]) => JSON.stringify(value) !== JSON.stringify(stored[key]),
+  )
+  return changed.length > 0 ? Object.fromEntries(changed) : undefined
 }
 
 /** The fields of a variant's PATCH that would change the stored variant: empty when none. */
@@ -424,5 +438,7 @@ function variantChanges(current: Variant, variant: MappedVariant): UpdateVariant
     patch.weight_grams = input.weight_grams ?? null
   if (sets.has('options') && optionsKey(input.options ?? {}) !== optionsKey(current.options))
     patch.options = input.options ?? {}
+  const metafields = changedMetafields(current.metafields, input.metafields)
+  if (metafields) patch.metafields = metafields
   return patch
 }

@@ -83,10 +83,14 @@ export async function writePlan(
 
 /**
  * Whether a new product can be written with others: what addVariantWork would refuse of it
- * (a position) leaves it to it.
+ * (a position) leaves it to it, and so do metafields.
  */
 export function insertable(plan: ProductPlan): boolean {
+  // Values of custom attributes are checked against the store's definitions and indexed by
+  // the catalogue's creates.
+  if (plan.createInput?.metafields) return false
   return (
+    plan.variants.every(({ variant }) => !variant.input.metafields) &&
     plan.variants.length <= MAX_POSITION &&
     plan.variants.every(({ variant }) => variant.input.position === undefined)
   )

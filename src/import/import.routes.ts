@@ -117,6 +117,15 @@ const ListImportsQuery = Type.Object({
 })
 
 const CreateImportQuery = Type.Object({
+  create_definitions: Type.Optional(
+    Type.Boolean({
+      default: false,
+      description:
+        "First create the metafield definitions the store lacks for the file's " +
+        '"Label (product|variant.metafields.NS.KEY)" columns (as catalog import ' +
+        '--create-definitions): a list of text when a value holds "; ", else text',
+    }),
+  ),
   duplicate_skus: Type.Optional(
     Type.Unsafe<DuplicateSkus>({
       type: 'string',
@@ -220,9 +229,8 @@ export function registerImportRoutes(
         if (!(request.body instanceof Readable)) throw unsupportedType()
         const storeId = principalOf(request).storeId
         const key = request.headers['idempotency-key']
-        const { duplicate_skus: duplicateSkus } = request.query as {
-          duplicate_skus?: DuplicateSkus
-        }
+        const { duplicate_skus: duplicateSkus, create_definitions: createDefinitions } =
+          request.query as { duplicate_skus?: DuplicateSkus; create_definitions?: boolean }
         let replayed = false
         // With an Idempotency-Key the file (by its digest) is the body a retry must repeat,
         // and the import's record is written in the key's transaction, as any write's.
@@ -235,8 +243,10 @@ export function registerImportRoutes(
                   fingerprint: requestFingerprint(
                     'POST',
                     request.url.split('?', 1)[0]!,
-                    // A retry asks for the same choice too (the default's as before).
-                    duplicateSkus === 'clear' ? `${fileDigest} duplicate_skus=clear` : fileDigest,
+                    // A retry asks for the same choices too (the defaults' as before).
+                    `${fileDigest}${duplicateSkus === 'clear' ? ' duplicate_skus=clear' : ''}${
+                      createDefinitions ? ' create_definitions' : ''
+                    }`,
                   ),
                 }
                 const answer = await idempotent.run(call, insert)
@@ -244,7 +254,10 @@ export function registerImportRoutes(
                 return (answer.body as { data: ImportRecord }).data
               }
             : undefined
-        const record = await jobs.submit(storeId, request.body, keep, { duplicateSkus })
+        const record = await jobs.submit(storeId, request.body, keep, {
+          duplicateSkus,
+          createDefinitions,
+        })
         if (replayed) reply.header('idempotent-replayed', 'true')
         reply.code(202)
         return { data: record }

@@ -15,6 +15,7 @@ import { refusedStrings } from './import-errors.js'
 import type { ImportWarning } from './import-outcome.js'
 import { DryRunState, ImportSkus, type DuplicateSkus } from './import-plan.js'
 import { mapProduct, type ImportError, type MappedProduct } from './product-mapping.js'
+import { resolveMetafieldColumns } from './metafield-import.js'
 import { readHeader, type Header } from './shopify-columns.js'
 
 /** What an import did (or, dry, would do): the contract's summary. */
@@ -203,6 +204,7 @@ export async function importCatalog(
     if (!header) {
       header = readHeader(item.fields)
       if (!header) return refused('the header row has no Handle (or URL handle) column')
+      await resolveMetafieldColumns(database.kysely, storeId, header)
       summary.columnsNotStored = header.notStored
       continue
     }

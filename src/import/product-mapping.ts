@@ -2,6 +2,7 @@ import type { CreateProductInput, CreateVariantInput } from '../catalog/catalog.
 import { MAX_SET_SLUG_LENGTH, SLUG_PATTERN } from '../catalog/catalog.schemas.js'
 import { slugify } from '../catalog/slug.js'
 import type { CsvRecord } from './csv-records.js'
+import { metafieldsOfRecord } from './metafield-import.js'
 import { columnName, type Column, type Header } from './shopify-columns.js'
 
 /** The codes an import reports a row with: the contract's, and invalid_csv. */
@@ -75,6 +76,7 @@ export function mapProduct(header: Header, handle: string, records: CsvRecord[])
   const first = records[0]!
   const errors: ImportError[] = []
   const columns: Record<string, string> = {}
+  const variantMetafieldColumns: Record<string, string> = {}
   const cell = (record: CsvRecord, column: Column): string | undefined => {
     const i = header.index[column]
     return i === undefined ? undefined : (record.fields[i] ?? '')
@@ -148,6 +150,11 @@ export function mapProduct(header: Header, handle: string, records: CsvRecord[])
   if (productCompareAt !== undefined) {
     fields.compare_at_price = productCompareAt
     columns.compare_at_price = columnName(header, 'productCompareAtPrice')
+  }
+  const productMetafields = metafieldsOfRecord(header, first, 'product')
+  if (productMetafields) {
+    fields.metafields = productMetafields.values
+    Object.assign(columns, productMetafields.columns)
   }
   const taxRate = number(first, 'productTaxRate')
   if (taxRate !== undefined) {
@@ -224,7 +231,10 @@ export function mapProduct(header: Header, handle: string, records: CsvRecord[])
     const price = number(record, 'price')
     const compareAt = number(record, 'compareAtPrice')
     const grams = number(record, 'grams')
+    const metafields = metafieldsOfRecord(header, record, 'variant')
+    if (metafields) Object.assign(variantMetafieldColumns, metafields.columns)
     const carriesVariant =
+      !!metafields ||
       anyValue ||
       !!sku ||
       !!barcode ||
@@ -266,6 +276,7 @@ export function mapProduct(header: Header, handle: string, records: CsvRecord[])
     if (price !== null) set('price', price)
     set('compare_at_price', compareAt)
     set('weight_grams', grams == null ? grams : Math.round(grams))
+    set('metafields', metafields?.values)
     return { row: record.row, input, nameFromOptions: !name && values.length > 0, sets }
   }
 
@@ -286,6 +297,7 @@ export function mapProduct(header: Header, handle: string, records: CsvRecord[])
       compare_at_price: columnName(header, 'compareAtPrice'),
       weight_grams: columnName(header, 'grams'),
       options: optionColumns[0]?.valueColumn ?? 'Option1 Value',
+      ...variantMetafieldColumns,
     },
     optionColumns,
   }

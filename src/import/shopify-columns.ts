@@ -1,3 +1,6 @@
+import { parseMetafieldColumn, type MetafieldColumn } from '../attributes/metafield-columns.js'
+import type { MetafieldType } from '../attributes/metafield-types.js'
+
 /**
  * The columns of Shopify's product CSV that the catalogue stores, under their classic names
  * and their 2025 names (compared without regard to case or surrounding spaces), and the
@@ -37,8 +40,16 @@ for (const [column, names] of Object.entries(COLUMNS) as [Column, readonly strin
 
 const OPTION_COLUMN = /^option\s*(\d{1,4})\s+(name|value)$/
 
+/** A metafield column of the file, with its definition's type once one is found. */
+export type HeaderMetafield = MetafieldColumn & { type?: MetafieldType }
+
 /** Where each stored column is in the file's records, and what the file holds besides. */
 export interface Header {
+  /**
+   * The metafield columns: all of them as read; after resolveMetafieldColumns, those with a
+   * definition of their owner, namespace and key (the others are not stored).
+   */
+  metafields: HeaderMetafield[]
   /** Index of each stored column present in the file. */
   index: Partial<Record<Column, number>>
   /** Per option number (1, 2, ...): the indexes of its name and value columns. */
@@ -59,6 +70,7 @@ export function readHeader(fields: string[]): Header | undefined {
   const index: Partial<Record<Column, number>> = {}
   const options: Header['options'] = []
   const notStored: string[] = []
+  const metafields: HeaderMetafield[] = []
   fields.forEach((raw, i) => {
     const name = raw.trim().toLowerCase()
     const column = BY_NAME.get(name)
@@ -77,11 +89,17 @@ export function readHeader(fields: string[]): Header | undefined {
         return
       }
     }
+    const metafield = parseMetafieldColumn(raw, i)
+    if (metafield) {
+      metafields.push(metafield)
+      return
+    }
     if (raw.trim() !== '') notStored.push(raw.trim())
   })
   if (index.handle === undefined) return undefined
   return {
     index,
+    metafields,
     options,
     names: fields.map((name) => name.trim()),
     notStored,
@@ -103,7 +121,7 @@ export const SHOPIFY_OPTION_COLUMNS = 3
  * among them), then its own, the options past the third last (Option4 Name, Option4 Value,
  * ..., for a product with more option names than Shopify's format has columns).
  */
-export function exportHeader(optionCount: number): string[] {
+export function exportHeader(optionCount: number, metafieldColumns: string[] = []): string[] {
   const options: string[] = []
   for (let n = 1; n <= optionCount; n++) options.push(`Option${n} Name`, `Option${n} Value`)
   const classic = options.slice(0, 2 * SHOPIFY_OPTION_COLUMNS)
@@ -133,5 +151,6 @@ export function exportHeader(optionCount: number): string[] {
     'Product Tax Rate',
     'Variant Name',
     ...more,
+    ...metafieldColumns,
   ]
 }

@@ -1,0 +1,242 @@
+import type { Deleted, Work } from '../catalog/product.service.js'
+import { preconditionFailed } from '../catalog/product.service.js'
+import { decodeCursor, pageOf } from '../catalog/cursor.js'
+import { violatedUniqueConstraint } from '../db/driver-errors.js'
+import type { Executor, MetafieldDefinitionRow } from '../db/schema.js'
+import { isUuid, newId, nowIso, toIso } from '../db/values.js'
+import { AppError, validationFailed, type FieldProblem } from '../errors.js'
+import { ifMatchAllows } from '../http/conditional.js'
+import {
+  MAX_DEFINITIONS_PER_OWNER,
+  type CreateDefinitionInput,
+  type ListDefinitionsQuery,
+  type MetafieldDefinition,
+  type UpdateDefinitionInput,
+} from './metafield-definition.schemas.js'
+import {
+  claimDefinitionSlot,
+  deleteDefinitionRow,
+  findDefinition,
+  insertDefinition,
+  listDefinitionRows,
+  releaseDefinitionSlot,
+  updateDefinitionRow,
+  type DefinitionChanges,
+} from './metafield-definition.repository.js'
+import {
+  deleteDefinitionIndex,
+  insertIndexRows,
+  recordsWithKey,
+  removeKeyFromRecords,
+} from './metafield-value.repository.js'
+import { storedMetafields } from './metafield-values.js'
+import {
+  indexedItems,
+  validationsProblems,
+  type MetafieldOwner,
+  type MetafieldType,
+  type Validations,
+} from './metafield-types.js'
+
+export function definitionNotFound(): AppError {
+  return new AppError('not_found', 'No metafield definition with this id exists in your store.')
+}
+
+function duplicateDefinition(): AppError {
+  return new AppError(
+    'duplicate_definition',
+    'Your store already has a metafield definition with this owner, namespace and key.',
+  )
+}
+
+export function createDefinitionWork(
+  storeId: string,
+  input: CreateDefinitionInput,
+): Work<MetafieldDefinition> {
+  const validations = (input.validations ?? {}) as Validations
+  const problems = validationsProblems(input.type, validations)
+  if (problems.length > 0) throw validationFailed(problems)
+  return async (db) => {
+    if (!(await claimDefinitionSlot(db, storeId, input.owner, MAX_DEFINITIONS_PER_OWNER))) {
+      throw validationFailed([
+        {
+          field: 'owner',
+          message: `the store already has ${MAX_DEFINITIONS_PER_OWNER} ${input.owner} definitions, the most it may have`,
+        },
+      ])
+    }
+    try {
+      const row = await insertDefinition(db, {
+        storeId,
+        id: newId(),
+        owner: input.owner,
+        namespace: input.namespace,
+        key: input.key,
+        type: input.type,
+        name: input.name,
+        description: emptyToNull(input.description),
+        validations: JSON.stringify(validations),
+        filterable: input.filterable ?? false,
+        searchable: input.searchable ?? false,
+        createdAt: nowIso(),
+      })
+      return rowToDefinition(row)
+    } catch (error) {
+      if (violatedUniqueConstraint(error) !== 'metafield_definitions_key') throw error
+      throw duplicateDefinition()
+    }
+  }
+}
+
+/** The identity of a definition, which a PATCH may send only as it is. */
+const FIXED_FIELDS = ['owner', 'namespace', 'key', 'type'] as const
+
+/**
+ * A merge patch of a definition. Values already stored stay as they are, even those new
+ * validations would refuse; a definition made filterable gets its values indexed, one no
+ * longer filterable loses them.
+ */
+export function updateDefinitionWork(
+  storeId: string,
+  id: string,
+  patch: UpdateDefinitionInput,
+  ifMatch: string | undefined,
+): Work<MetafieldDefinition> {
+  return async (db) => {
+    const row = await lockDefinition(db, storeId, id, ifMatch)
+    const current = rowToDefinition(row)
+    const problems: FieldProblem[] = FIXED_FIELDS.filter(
+      (field) => patch[field] !== undefined && patch[field] !== current[field],
+    ).map((field) => ({ field, message: `cannot be changed (it is ${current[field]})` }))
+    const validations =
+      patch.validations === undefined ? undefined : ((patch.validations ?? {}) as Validations)
+    if (validations !== undefined) problems.push(...validationsProblems(current.type, validations))
+    if (problems.length > 0) throw validationFailed(problems)
+    const changes: DefinitionChanges = {}
+    if (patch.name !== undefined && patch.name !== current.name) changes.name = patch.name
+    if (patch.description !== undefined) {
+      const description = emptyToNull(patch.description)
+      if (description !== current.description) changes.description = description
+    }
+    if (
+      validations !== undefined &&
+      JSON.stringify(validations) !== JSON.stringify(current.validations)
+    ) {
+      changes.validations = JSON.stringify(validations)
+    }
+    if (patch.filterable !== undefined && patch.filterable !== current.filterable) {
+      changes.filterable = patch.filterable
+    }
+    if (patch.searchable !== undefined && patch.searchable !== current.searchable) {
+      changes.searchable = patch.searchable
+    }
+    if (Object.keys(changes).length === 0) return current
+    const updated = await updateDefinitionRow(db, storeId, row.id, changes, nowIso())
+    if (changes.filterable === false) await deleteDefinitionIndex(db, storeId, row.id)
+    if (changes.filterable === true) await indexDefinition(db, storeId, current)
+    return rowToDefinition(updated)
+  }
+}
+
+/** Indexes every stored value of a definition just made filterable. */
+async function indexDefinition(db: Executor, storeId: string, definition: MetafieldDefinition) {
+  const fullKey = `${definition.namespace}.${definition.key}`
+  const records = await recordsWithKey(db, storeId, definition.owner, fullKey)
+  const rows = records.flatMap((record) =>
+    indexedItems(storedMetafields(record.metafields)[fullKey]).map((value) => ({
+      storeId,
+      definitionId: definition.id,
+      value,
+      productId: record.productId,
+      recordId: record.id,
+    })),
+  )
+  await insertIndexRows(db, rows)
+}
+
+/**
+ * Deletes a definition and its value from every record of its owner, without an event per
+ * record and without moving their version or updatedAt (its index rows go by foreign key).
+ */
+export function deleteDefinitionWork(
+  storeId: string,
+  id: string,
+  ifMatch: string | undefined,
+): Work<Deleted> {
+  return async (db) => {
+    const row = await lockDefinition(db, storeId, id, ifMatch)
+    await removeKeyFromRecords(
+      db,
+      storeId,
+      row.owner as MetafieldOwner,
+      `${row.namespace}.${row.key}`,
+    )
+    await deleteDefinitionRow(db, storeId, row.id)
+    await releaseDefinitionSlot(db, storeId, row.owner)
+    return { id: row.id, deleted: true }
+  }
+}
+
+async function lockDefinition(
+  db: Executor,
+  storeId: string,
+  id: string,
+  ifMatch: string | undefined,
+): Promise<MetafieldDefinitionRow> {
+  if (!isUuid(id)) throw definitionNotFound()
+  const row = await findDefinition(db, storeId, id.toLowerCase(), true)
+  if (row === undefined) throw definitionNotFound()
+  if (!ifMatchAllows(ifMatch, row.version)) throw preconditionFailed()
+  return row
+}
+
+export async function getDefinition(
+  db: Executor,
+  storeId: string,
+  id: string,
+): Promise<MetafieldDefinition> {
+  if (!isUuid(id)) throw definitionNotFound()
+  const row = await findDefinition(db, storeId, id.toLowerCase())
+  if (row === undefined) throw definitionNotFound()
+  return rowToDefinition(row)
+}
+
+export async function listDefinitions(
+  db: Executor,
+  storeId: string,
+  query: ListDefinitionsQuery,
+): Promise<{ data: MetafieldDefinition[]; nextCursor: string | null }> {
+  const limit = query.limit ?? 50
+  const rows = await listDefinitionRows(db, {
+    storeId,
+    owner: query.owner,
+    namespace: query.namespace,
+    after: query.cursor === undefined ? undefined : decodeCursor(query.cursor),
+    limit: limit + 1,
+  })
+  return pageOf(rows, limit, rowToDefinition)
+}
+
+export function rowToDefinition(row: MetafieldDefinitionRow): MetafieldDefinition {
+  return {
+    id: row.id,
+    owner: row.owner as MetafieldOwner,
+    namespace: row.namespace,
+    key: row.key,
+    type: row.type as MetafieldType,
+    name: row.name,
+    description: row.description,
+    validations: (typeof row.validations === 'string'
+      ? JSON.parse(row.validations)
+      : row.validations) as Validations,
+    filterable: row.filterable === true || row.filterable === 1,
+    searchable: row.searchable === true || row.searchable === 1,
+    version: row.version,
+    createdAt: toIso(row.created_at),
+    updatedAt: toIso(row.updated_at),
+  }
+}
+
+function emptyToNull(value: string | null | undefined): string | null {
+  return value === undefined || value === null || value === '' ? null : value
+}

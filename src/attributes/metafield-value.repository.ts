@@ -1,0 +1,145 @@
+import { dialectOf } from '../db/dialect.js'
+import { insertRows } from '../db/multi-row-insert.js'
+import { statement } from '../db/statements.js'
+import type { Executor } from '../db/schema.js'
+
+/** One row of the filter index: an item of a filterable definition's value on a record. */
+export interface IndexedValue {
+  definitionId: string
+  value: string
+}
+
+const RECORD_TABLES = { product: 'products', variant: 'variants' } as const
+type Owner = keyof typeof RECORD_TABLES
+
+/**
+ * Replaces the filter index rows of one record (a product, or a variant, whose rows count for
+ * its product) with `values`. Skipped when the record had none and has none.
+ */
+export async function replaceIndexedValues(
+  db: Executor,
+  record: { storeId: string; recordId: string; productId: string },
+  values: readonly IndexedValue[],
+  hadAny: boolean,
+): Promise<void> {
+  if (hadAny) await deleteIndexedValues(db, record.storeId, record.recordId)
+  if (values.length === 0) return
+  await insertRows(
+    db,
+    'metafield_values',
+    INDEX_COLUMNS,
+    values.map((item) => [
+      record.storeId,
+      item.definitionId,
+      item.value,
+      record.productId,
+      record.recordId,
+    ]),
+  )
+}
+
+const INDEX_COLUMNS = ['store_id', 'definition_id', 'value', 'product_id', 'record_id'] as const
+
+export async function deleteIndexedValues(
+  db: Executor,
+  storeId: string,
+  recordId: string,
+): Promise<void> {
+  await deleteRecordRows(db, storeId, recordId)
+}
+
+const deleteRecordRows = statement((db: Executor, storeId: string, recordId: string) =>
+  db
+    .deleteFrom('metafield_values')
+    .where('store_id', '=', storeId)
+    .where('record_id', '=', recordId),
+)
+
+/** Drops a definition's rows from the filter index (it is no longer filterable). */
+export async function deleteDefinitionIndex(
+  db: Executor,
+  storeId: string,
+  definitionId: string,
+): Promise<void> {
+  await db
+    .deleteFrom('metafield_values')
+    .where('store_id', '=', storeId)
+    .where('definition_id', '=', definitionId)
+    .execute()
+}
+
+/** The records of `owner` that hold a value for `fullKey` (`<namespace>.<key>`). */
+export async function recordsWithKey(
+  db: Executor,
+  storeId: string,
+  owner: Owner,
+  fullKey: string,
+): Promise<{ id: string; productId: string; metafields: unknown }[]> {
+  const dialect = dialectOf(db)
+  if (owner === 'product') {
+    const rows = await db
+      .selectFrom('products')
+      .select(['id', 'metafields'])
+      .where('store_id', '=', storeId)
+      .where(dialect.jsonObjectHasKey('metafields', fullKey))
+      .execute()
+    return rows.map((row) => ({ id: row.id, productId: row.id, metafields: row.metafields }))
+  }
+  const rows = await db
+    .selectFrom('variants')
+    .select(['id', 'product_id', 'metafields'])
+    .where('store_id', '=', storeId)
+    .where(dialect.jsonObjectHasKey('metafields', fullKey))
+    .execute()
+  return rows.map((row) => ({ id: row.id, productId: row.product_id, metafields: row.metafields }))
+}
+
+/**
+ * Adds rows to the filter index (a definition made filterable), several per statement.
+ * Rows already there are left.
+ */
+export async function insertIndexRows(
+  db: Executor,
+  rows: {
+    storeId: string
+    definitionId: string
+    value: string
+    productId: string
+    recordId: string
+  }[],
+): Promise<void> {
+  for (let start = 0; start < rows.length; start += 500) {
+    await db
+      .insertInto('metafield_values')
+      .values(
+        rows.slice(start, start + 500).map((row) => ({
+          store_id: row.storeId,
+          definition_id: row.definitionId,
+          value: row.value,
+          product_id: row.productId,
+          record_id: row.recordId,
+        })),
+      )
+      .onConflict((conflict) => conflict.doNothing())
+      .execute()
+  }
+}
+
+/**
+ * Removes `fullKey`'s value from every record of `owner` in the store (its definition is
+ * deleted): neither version nor updated_at moves, and no event is written.
+ */
+export async function removeKeyFromRecords(
+  db: Executor,
+  storeId: string,
+  owner: Owner,
+  fullKey: string,
+): Promise<void> {
+  const dialect = dialectOf(db)
+  await db
+    .updateTable(RECORD_TABLES[owner])
+    .set({ metafields: dialect.jsonObjectWithoutKey('metafields', fullKey) })
+    .where('store_id', '=', storeId)
+    .where(dialect.jsonObjectHasKey('metafields', fullKey))
+    .execute()
+}

@@ -1,0 +1,91 @@
+import assert from 'node:assert/strict'
+import { it } from 'node:test'
+import { sql } from 'kysely'
+import {
+  metafieldCondition,
+  metafieldFacet,
+  metafieldFilters,
+} from '../src/attributes/metafield-filters.js'
+import { searchableTextOf } from '../src/attributes/metafield-values.js'
+import { addVariant, buildTestApi, describeEachDialect, type TestApi } from './helpers.js'
+
+/** The search's side, before it lands: filters and facets over the filter index. */
+async function define(api: TestApi, body: Record<string, unknown>) {
+  const res = await api.post('/metafield-definitions', {
+    owner: 'product',
+    namespace: 'custom',
+    name: 'x',
+    filterable: true,
+    ...body,
+  })
+  assert.equal(res.statusCode, 200, res.body)
+  return res.json().data
+}
+
+describeEachDialect('metafield filters and facets over the index', (dialect) => {
+  it('a filter matches products holding a value (a list item, a variant value), facets count them', async (t) => {
+    const api = await buildTestApi(t, dialect)
+    await define(api, { key: 'color', type: 'list.single_line_text_field' })
+    await define(api, { key: 'seats', type: 'number_integer' })
+    await define(api, { key: 'fit', owner: 'variant', type: 'single_line_text_field' })
+    await define(api, { key: 'note', type: 'single_line_text_field', filterable: false })
+    const a = await api.createProduct({
+      name: 'A',
+      metafields: { 'custom.color': ['red', 'blue'], 'custom.seats': 2 },
+    })
+    const b = await api.createProduct({ name: 'B', metafields: { 'custom.color': ['red'] } })
+    const c = await api.createProduct({ name: 'C', metafields: { 'custom.seats': 4 } })
+    await addVariant(api, c.id, { name: 'Slim', metafields: { 'custom.fit': 'slim' } })
+    await addVariant(api, c.id, { name: 'Slim 2', sku: 'S2', metafields: { 'custom.fit': 'slim' } })
+    const db = api.database.kysely
+    const matching = async (parameters: Record<string, string[]>) => {
+      const filters = await metafieldFilters(db, 'store-a', parameters)
+      const { rows } = await sql<{ id: string }>`select p.id from products p
+        where p.store_id = ${'store-a'}
+        ${sql.join(
+          filters.map((f) => sql`and ${metafieldCondition('store-a', 'p.id', f)}`),
+          sql` `,
+        )}
+        order by p.name`.execute(db)
+      return rows.map((row) => row.id)
+    }
+    assert.deepEqual(await matching({ 'metafield.custom.color': ['red'] }), [a.id, b.id])
+    assert.deepEqual(await matching({ 'metafield.custom.color': ['blue', 'green'] }), [a.id])
+    assert.deepEqual(await matching({ 'metafield.custom.seats': ['4'] }), [c.id])
+    assert.deepEqual(await matching({ 'metafield.custom.fit': ['slim'] }), [c.id])
+    assert.deepEqual(
+      await matching({ 'metafield.custom.color': ['red'], 'metafield.custom.seats': ['2'] }),
+      [a.id],
+    )
+    await assert.rejects(matching({ 'metafield.custom.note': ['x'] }), /invalid fields/)
+    await assert.rejects(matching({ 'metafield.custom.seats': ['two'] }), /invalid fields/)
+
+    const all = sql`select id from products where store_id = ${'store-a'}`
+    const filters = await metafieldFilters(db, 'store-a', { 'metafield.custom.color': ['x'] })
+    assert.deepEqual(await metafieldFacet(db, 'store-a', filters[0]!.definitionId, all, 20), [
+      { value: 'red', count: 2 },
+      { value: 'blue', count: 1 },
+    ])
+    const seats = await metafieldFilters(db, 'store-a', { 'metafield.custom.seats': ['1'] })
+    assert.deepEqual(await metafieldFacet(db, 'store-a', seats[0]!.definitionId, all, 1), [
+      { value: 2, count: 1 },
+    ])
+    const fit = await metafieldFilters(db, 'store-a', { 'metafield.custom.fit': ['x'] })
+    assert.deepEqual(await metafieldFacet(db, 'store-a', fit[0]!.definitionId, all, 20), [
+      { value: 'slim', count: 1 },
+    ])
+  })
+
+  it('gives the searchable text of a record: the text values of its searchable definitions', async (t) => {
+    const api = await buildTestApi(t, dialect)
+    await define(api, { key: 'care', type: 'multi_line_text_field', searchable: true })
+    await define(api, { key: 'tags', type: 'list.single_line_text_field', searchable: true })
+    await define(api, { key: 'secret', type: 'single_line_text_field' })
+    const text = await searchableTextOf(api.database.kysely, 'store-a', 'product', {
+      'custom.care': 'Wash cold',
+      'custom.tags': ['linen', 'summer'],
+      'custom.secret': 'hidden',
+    })
+    assert.equal(text, 'Wash cold\nlinen\nsummer')
+  })
+})

@@ -9,7 +9,8 @@
  * - `GET /collections/:id/products` page 1 against page 1,000, for each sort order.
  *
  * Environment: BENCH_POSTGRES_URL (a server where a scratch schema is made and dropped; without
- * it SQLite only), BENCH_COLL_WRITES (2,000), BENCH_COLL_PRODUCTS (200,000).
+ * it SQLite only), BENCH_COLL_WRITES (2,000), BENCH_COLL_PRODUCTS (200,000), BENCH_COLL_NONE=1
+ * (only the rates of a store without collections: run it in a checkout of another commit too).
  */
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -214,6 +215,10 @@ async function main() {
   const dialects: Dialect[] = process.env.BENCH_POSTGRES_URL ? ['sqlite', 'postgres'] : ['sqlite']
   for (const dialect of dialects) {
     const none = await writeRates(dialect, 0)
+    if (process.env.BENCH_COLL_NONE === '1') {
+      console.log(JSON.stringify({ dialect, writes: WRITES, none }))
+      continue
+    }
     const many = await writeRates(dialect, SMART)
     console.log(
       JSON.stringify({

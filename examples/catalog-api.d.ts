@@ -93,7 +93,7 @@ export interface paths {
     }
     /**
      * Products: search, filters, facets, in any sort, a page at a time
-     * @description Pass the `nextCursor` of a page as `cursor` for the next one, until it is `null`. `q` finds products holding each of its words (without case or accents; the last word also as a prefix) or a sku or barcode equal to it. The filters combine: `status`, `slug`, `vendor` and `product_type` compare exactly, `tag` and `option.<Name>` in any case, `price_min` and `price_max` inclusive; a filter repeated means any of its values. `facets` adds exact counts, each facet counted over every filter but its own.
+     * @description Pass the `nextCursor` of a page as `cursor` for the next one, until it is `null`. `q` finds products holding each of its words (without case or accents; the last word also as a prefix) or a sku or barcode equal to it. The filters combine: `status`, `slug`, `vendor` and `product_type` compare exactly, `tag` and `option.<Name>` in any case, `price_min` and `price_max` inclusive, `collection` by id (an id of no collection matches nothing); a filter repeated means any of its values. `facets` adds exact counts, each facet counted over every filter but its own.
      *
      *     Needs an API key with scope `read` or `write`.
      */
@@ -958,6 +958,8 @@ export interface operations {
         product_type?: string | string[]
         /** @description Only products with this tag, in any case; repeat it for any of several values */
         tag?: string | string[]
+        /** @description Only products in the collection of this id; repeat it for any of several values */
+        collection?: string | string[]
         /** @description Only products whose price is at least this */
         price_min?: number
         /** @description Only products whose price is at most this */

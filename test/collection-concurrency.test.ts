@@ -92,4 +92,63 @@ describe('collection membership under concurrent writes [postgres]', () => {
       assert.equal(current.productsCount, expected.length)
     },
   )
+
+  it(
+    'lets no write skip memberships while the store s first collection is being made',
+    { skip: POSTGRES_URL ? false : 'TEST_POSTGRES_URL is not set' },
+    async (t) => {
+      // A write in a store with no collection reads that under the rules lock and skips the
+      // memberships; a create that committed while it waited for the lock must be seen.
+      const api = await buildTestApi(t, 'postgres')
+      const products: string[] = []
+      for (let i = 0; i < 12; i++) {
+        products.push((await api.createProduct({ name: `P${i}`, price: i % 20 })).id)
+      }
+      let stop = false
+      const writer = async (seed: number) => {
+        let n = seed
+        while (!stop) {
+          n = (n * 1103515245 + 12345) % 2147483648
+          const id = products[n % products.length]!
+          const res = await api.patch(`/products/${id}`, { price: n % 20 })
+          assert.equal(res.statusCode, 200, res.body)
+        }
+      }
+      const wrongMembers = async () => {
+        const result = await sql<{ wrong: string }>`
+          select count(*) as wrong from products p join collections c on c.store_id = p.store_id
+          where (p.price_e4 < 100000) <> exists (
+            select 1 from collection_products cp
+            where cp.store_id = p.store_id and cp.collection_id = c.id and cp.product_id = p.id)
+        `.execute(api.database.kysely)
+        return Number(result.rows[0]!.wrong)
+      }
+      const seen: number[] = []
+      const maker = async () => {
+        try {
+          await makeAndDrop()
+        } finally {
+          stop = true
+        }
+      }
+      const makeAndDrop = async () => {
+        for (let i = 0; i < 25; i++) {
+          const made = await api.post('/collections', {
+            title: 'Cheap',
+            rules: [{ field: 'price', relation: 'less_than', value: 10 }],
+          })
+          assert.equal(made.statusCode, 200, made.body)
+          for (let j = 0; j < 3; j++) seen.push(await wrongMembers())
+          const gone = await api.delete(`/collections/${made.json().data.id}`)
+          assert.equal(gone.statusCode, 200, gone.body)
+        }
+      }
+      await Promise.all([...[1, 2, 3, 4, 5, 6].map(writer), maker()])
+      assert.deepEqual(
+        seen.filter((wrong) => wrong > 0),
+        [],
+        'a committed state where a write skipped the new collection',
+      )
+    },
+  )
 })

@@ -303,6 +303,7 @@ export const ListProductsQuery = Type.Object(
     vendor: ManyFilter('Only products of this vendor, exactly'),
     product_type: ManyFilter('Only products of this type, exactly'),
     tag: ManyFilter('Only products with this tag, in any case'),
+    collection: ManyFilter('Only products in the collection of this id'),
     price_min: Type.Optional(
       Type.Number({ minimum: 0, description: 'Only products whose price is at least this' }),
     ),

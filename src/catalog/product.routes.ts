@@ -172,7 +172,8 @@ export function registerProductRoutes(
           '`q` finds products holding each of its words (without case or accents; the last ' +
           'word also as a prefix) or a sku or barcode equal to it. The filters combine: ' +
           '`status`, `slug`, `vendor` and `product_type` compare exactly, `tag` and ' +
-          '`option.<Name>` in any case, `price_min` and `price_max` inclusive; a filter ' +
+          '`option.<Name>` in any case, `price_min` and `price_max` inclusive, `collection` ' +
+          'by id (an id of no collection matches nothing); a filter ' +
           'repeated means any of its values. `facets` adds exact counts, each facet counted ' +
           'over every filter but its own.',
         querystring: ListProductsQuery,

@@ -24,6 +24,36 @@ export async function lockStoreRules(
   if (lock !== undefined) await lock.execute(db)
 }
 
+/** What a product write needs to know of the store's collections, read under the rules lock. */
+export interface RulesState {
+  /** The rules token: undefined while the store never had a smart collection. */
+  token: string | undefined
+  /** Whether the store has any collection, manual or smart. */
+  collections: boolean
+}
+
+type StateRow = { token: string | null; collections: boolean | number }
+
+/** Each dialect's one statement of lockForProductWrite (SQLite takes no lock). */
+const RULES_STATE = {
+  sqlite: (storeId: string) => sql<StateRow>`select
+    (select token from collection_rules_tokens where store_id = ${storeId}) as token,
+    exists (select 1 from collections where store_id = ${storeId}) as collections`,
+  postgres: (storeId: string) => sql<StateRow>`select token, collections
+    from collection_rules_state(${`collections:${storeId}`}, ${storeId})`,
+}
+
+/**
+ * Takes the store's rules lock, shared, and reads the store's rules state after it, in one
+ * statement (migration 2026-11-30T03 on PostgreSQL): what lockStoreRules(shared) and the
+ * token's read do in two.
+ */
+export async function lockForProductWrite(db: Executor, storeId: string): Promise<RulesState> {
+  const { rows } = await RULES_STATE[dialectOf(db).name](storeId).execute(db)
+  const row = rows[0]
+  return { token: row?.token ?? undefined, collections: Boolean(row?.collections) }
+}
+
 export async function insertCollectionRow(db: Executor, row: NewCollectionRow): Promise<void> {
   await db.insertInto('collections').values(row).execute()
 }
@@ -172,16 +202,6 @@ const memberCount = precompiled((db: Executor, storeId: string, id: string) =>
 export async function countMembers(db: Executor, storeId: string, id: string): Promise<number> {
   const [row] = await memberCount(db, storeId, id)
   return Number(row?.count ?? 0)
-}
-
-const rulesToken = precompiled((db: Executor, storeId: string) =>
-  db.selectFrom('collection_rules_tokens').select('token').where('store_id', '=', storeId),
-)
-
-/** The store's rules token: undefined while it never had a smart collection. */
-export async function findRulesToken(db: Executor, storeId: string): Promise<string | undefined> {
-  const [row] = await rulesToken(db, storeId)
-  return row?.token
 }
 
 /** Gives the store's smart rules a new token: call it with every change of them. */

@@ -192,6 +192,28 @@ export async function updateMemberKeys(
 }
 
 /**
+ * Copies the products' sort keys and status into their membership rows where they differ, in
+ * one statement that reads nothing back: a product in no collection costs an index probe.
+ */
+export async function refreshMemberKeys(
+  db: Executor,
+  storeId: string,
+  productIds: readonly string[],
+): Promise<void> {
+  const dialect = dialectOf(db)
+  await sql`
+    update collection_products
+    set name_key = ${dialect.lower(sql`p.name`)}, price_e4 = p.price_e4, status = p.status
+    from products p
+    where collection_products.store_id = ${storeId}
+      and ${dialect.inList('collection_products.product_id', 'uuid', productIds)}
+      and p.store_id = collection_products.store_id and p.id = collection_products.product_id
+      and (collection_products.name_key <> ${dialect.lower(sql`p.name`)}
+        or collection_products.price_e4 <> p.price_e4 or collection_products.status <> p.status)
+  `.execute(db)
+}
+
+/**
  * Makes a smart collection's members the products of the store for which `condition` (over
  * `p`, rulesSql) holds: two statements, whatever the number of products; the ids that left
  * and those that came.

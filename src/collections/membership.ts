@@ -1,13 +1,13 @@
 import type { Transaction } from 'kysely'
-import { dialectOf } from '../db/dialect.js'
 import { inTransaction } from '../db/transactions.js'
 import type { DB, Executor, ProductRow } from '../db/schema.js'
 import { appendEvent, appendEvents, eventRow, pendingEvent } from '../events/outbox.js'
 import {
-  findRulesToken,
   findSmartCollections,
+  lockForProductWrite,
   lockStoreRules,
   renewRulesToken,
+  type RulesState,
   type SmartCollectionRow,
 } from './collection.repository.js'
 import {
@@ -18,6 +18,7 @@ import {
   findVariantOptions,
   insertMembers,
   memberKeysOf,
+  refreshMemberKeys,
   removeFromEveryCollection,
   replaceMembersWhere,
   updateMemberKeys,
@@ -27,10 +28,11 @@ import { compileRules, readsOptions, rulesSql, type ProductFacts, type Rule } fr
 
 /**
  * Memberships exact at commit. Every write of a product or a variant runs through
- * keepingMemberships: in its transaction, after the store's rules lock (shared), it
- * evaluates the products it wrote against every smart collection of the store (their rules
- * read in one query), writes what changed, and appends one collection.products_changed per
- * collection whose members changed. A rules change evaluates the collection over every
+ * keepingMemberships: in its transaction, after the store's rules lock (shared, taken with the
+ * store's rules state in one statement), it evaluates the products it wrote against every
+ * smart collection of the store (their rules read in one query, cached by token), writes what
+ * changed, and appends one collection.products_changed per collection whose members changed.
+ * A store with no collection costs that one statement; one with only manual ones, one more. A rules change evaluates the collection over every
  * product in SQL (applyRules) under the same lock, exclusive.
  */
 
@@ -65,31 +67,37 @@ export function keepingMemberships<T>(
 ): (db: Executor) => Promise<T> {
   return (db) =>
     inTransaction(db, async (tx: Transaction<DB>) => {
-      await lockStoreRules(tx, storeId, 'shared')
+      const state = await lockForProductWrite(tx, storeId)
       const result = await work(tx)
       const productId = productOf(result)
-      if (productId !== undefined) await refreshMemberships(tx, storeId, [productId])
+      if (productId !== undefined) await refreshMemberships(tx, storeId, [productId], state)
       return result
     })
 }
 
 /** Takes the store's rules lock (shared) for a write of many products: an import's batch. */
-export async function lockRulesForProductWrites(db: Executor, storeId: string): Promise<void> {
-  await lockStoreRules(db, storeId, 'shared')
+export async function lockRulesForProductWrites(
+  db: Executor,
+  storeId: string,
+): Promise<RulesState> {
+  return lockForProductWrite(db, storeId)
 }
 
 /**
  * Brings the memberships of these products (just written, in this transaction) up to date:
- * their copied sort keys, and their places in every smart collection of the store.
+ * their copied sort keys, and their places in every smart collection of the store. `state`
+ * is what the store's rules lock read, held since (lockRulesForProductWrites).
  */
 export async function refreshMemberships(
   db: Executor,
   storeId: string,
   productIds: readonly string[],
+  state: RulesState,
 ): Promise<void> {
-  if (productIds.length === 0) return
-  const [smart, products, memberships] = await Promise.all([
-    smartRulesOf(db, storeId),
+  if (productIds.length === 0 || !state.collections) return
+  const smart = await smartRulesOf(db, storeId, state.token)
+  if (smart.length === 0) return refreshMemberKeys(db, storeId, productIds)
+  const [products, memberships] = await Promise.all([
     findProductRows(db, storeId, productIds),
     findMemberships(db, storeId, productIds),
   ])
@@ -102,7 +110,6 @@ export async function refreshMemberships(
     if (m.kind === 'smart') have.add(`${m.collection_id} ${m.product_id}`)
   }
   for (const id of stale) await updateMemberKeys(db, storeId, keysOf.get(id)!)
-  if (smart.length === 0) return
   const facts = await productFacts(db, storeId, products, smart)
   const added = new Map<string, string[]>()
   const removed = new Map<string, string[]>()
@@ -144,12 +151,15 @@ const RULES_CACHE_SIZE = 64
 const rulesCache = new Map<string, SmartTest[]>()
 
 /**
- * Every smart collection of the store with its rules: one query of a token, and the rules
- * themselves only when that token is not cached yet (the token is renewed by every change of
- * them, under the store's rules lock, which the caller holds).
+ * Every smart collection of the store with its rules, read only when the store's rules token
+ * (read under the store's rules lock, which the caller holds; renewed by every change of
+ * them) is not cached yet.
  */
-async function smartRulesOf(db: Executor, storeId: string): Promise<SmartTest[]> {
-  const token = await findRulesToken(db, storeId)
+async function smartRulesOf(
+  db: Executor,
+  storeId: string,
+  token: string | undefined,
+): Promise<SmartTest[]> {
   if (token === undefined) return []
   const cached = rulesCache.get(token)
   if (cached) return cached
@@ -235,7 +245,7 @@ export async function applyRules(
   storeId: string,
   collection: SmartRules,
 ): Promise<void> {
-  const condition = rulesSql(dialectOf(db), collection.rules, collection.disjunctive)
+  const condition = rulesSql(db, collection.rules, collection.disjunctive)
   const { added, removed } = await replaceMembersWhere(db, storeId, collection.id, condition)
   await appendMembersChanged(db, storeId, collection.id, added, removed)
 }

@@ -1,6 +1,8 @@
 import { sql, type RawBuilder } from 'kysely'
-import type { SqlDialect } from '../db/dialect.js'
+import { dialectOf } from '../db/dialect.js'
+import type { Executor } from '../db/schema.js'
 import { validationFailed, type FieldProblem } from '../errors.js'
+import { optionIn, priceBetween, statusIn, tagIn } from '../search/filters.js'
 
 /**
  * The rules of smart collections: their validation, and their meaning written twice, with
@@ -8,6 +10,8 @@ import { validationFailed, type FieldProblem } from '../errors.js'
  * on each product write) and in SQL (one collection against every product, on a rules
  * change). Text is compared lowercased (toLowerCase; the dialect's `lower`); a field that
  * is null equals, contains, starts and ends with nothing, so its `not_*` relations hold.
+ * Where a rule is the very condition of a search filter (status, tag, option.<Name> equals,
+ * price bounds), its SQL is that filter's (search/filters.ts), over search_facets.
  */
 
 export const RULE_RELATIONS = [
@@ -221,34 +225,34 @@ function textHolds(relation: RuleRelation, stored: string, text: string): boolea
  * store belongs when it holds.
  */
 export function rulesSql(
-  dialect: SqlDialect,
+  db: Executor,
   rules: readonly Rule[],
   disjunctive: boolean,
 ): RawBuilder<boolean> {
-  const parts = rules.map((rule) => sql`(${ruleSql(dialect, rule)})`)
+  const parts = rules.map((rule) => sql`(${ruleSql(db, rule)})`)
   return sql<boolean>`(${sql.join(parts, sql` ${sql.raw(disjunctive ? 'or' : 'and')} `)})`
 }
 
-function ruleSql(dialect: SqlDialect, rule: Rule): RawBuilder<boolean> {
+function ruleSql(db: Executor, rule: Rule): RawBuilder<boolean> {
   const { field, relation, value } = rule
   if (field === 'price') {
-    const op = relation === 'equals' ? '=' : relation === 'greater_than' ? '>' : '<'
-    return sql<boolean>`p.price_e4 ${sql.raw(op)} ${priceE4(value as number)}`
+    // Stored prices are whole ten-thousandths: a strict bound is the next inclusive one.
+    const bound = priceE4(value as number)
+    if (relation === 'equals') return priceBetween(bound, bound)
+    return relation === 'greater_than'
+      ? priceBetween(bound + 1, undefined)
+      : priceBetween(undefined, bound - 1)
   }
   const text = lower(String(value))
   const negate = (condition: RawBuilder<boolean>) =>
-    relation.startsWith('not_') ? sql<boolean>`not ${condition}` : condition
-  if (field === 'status') return negate(sql<boolean>`p.status = ${text}`)
-  if (field === 'tag') {
-    return negate(sql<boolean>`exists (select 1 from product_tags t
-      where t.store_id = p.store_id and t.product_id = p.id and t.tag_key = ${text})`)
-  }
+    relation.startsWith('not_') ? sql<boolean>`not (${condition})` : condition
+  if (field === 'status') return negate(statusIn(db, [text]))
+  if (field === 'tag') return negate(tagIn(db, [text]))
   if (field.startsWith(OPTION_PREFIX)) {
-    const name = lower(field.slice(OPTION_PREFIX.length))
-    return sql<boolean>`exists (select 1 from variants v, ${dialect.jsonObjectEntries('v.options')} as o
-      where v.store_id = p.store_id and v.product_id = p.id
-        and ${dialect.lower(sql`o.key`)} = ${name} and ${dialect.lower(sql`o.value`)} = ${text})`
+    return optionIn(db, lower(field.slice(OPTION_PREFIX.length)), [text])
   }
+  // Without case, unlike search's exact vendor and product_type filters: not one condition.
+  const dialect = dialectOf(db)
   const column = dialect.lower(sql.ref(`p.${TEXT_COLUMNS[field as TextField]}`))
   const escaped = text.replace(/[\\%_]/g, (c) => `\\${c}`)
   const pattern =

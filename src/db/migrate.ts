@@ -37,6 +37,7 @@ import * as postgresCollections from './migrations/postgres/2026-11-30T02-collec
 import * as sqliteCollections from './migrations/sqlite/2026-11-30T02-collections.js'
 import * as postgresMetafields from './migrations/postgres/2026-11-30T01-metafields.js'
 import * as sqliteMetafields from './migrations/sqlite/2026-11-30T01-metafields.js'
+import * as postgresCollectionRulesState from './migrations/postgres/2026-11-30T03-collection-rules-state.js'
 
 /** Each dialect's migrations, by name; names sort in the order they are applied. */
 const MIGRATIONS: Record<Dialect, Record<string, Migration>> = {
@@ -81,6 +82,8 @@ const MIGRATIONS: Record<Dialect, Record<string, Migration>> = {
     '2026-11-30T00-search': postgresSearch,
     '2026-11-30T02-collections': postgresCollections,
     '2026-11-30T01-metafields': postgresMetafields,
+    // PostgreSQL only: SQLite runs one write at a time and takes no lock.
+    '2026-11-30T03-collection-rules-state': postgresCollectionRulesState,
   },
 }
 

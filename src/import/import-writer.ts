@@ -140,11 +140,11 @@ export async function insertNewProducts(
       tagKeys: JSON.parse(tagKeysJson(tags)) as string[],
     })
   }
-  await lockRulesForProductWrites(tx, storeId)
+  const rulesState = await lockRulesForProductWrites(tx, storeId)
   await insertProductsSetByHand(tx, storeId, products)
   await insertVariantRows(tx, variants)
   await insertEvents(tx, events)
   const ids = products.map(({ row }) => row.id)
   await refreshSearchDocuments(tx, storeId, ids)
-  await refreshMemberships(tx, storeId, ids)
+  await refreshMemberships(tx, storeId, ids, rulesState)
 }

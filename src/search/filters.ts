@@ -48,6 +48,13 @@ export function optionIn(db: Executor, nameKey: string, valueKeys: readonly stri
   return facetValueIn(db, 'option', nameKey, valueKeys)
 }
 
+/** A member of one of the collections (ids, lowercased): the primary key of collection_products. */
+export function inCollections(db: Executor, collectionIds: readonly string[]): Condition {
+  return sql<boolean>`exists (select 1 from collection_products cp
+    where cp.store_id = p.store_id and ${inList(db, 'cp.collection_id', 'uuid', collectionIds)}
+    and cp.product_id = p.id)`
+}
+
 /** The product's price (ten-thousandths) within the bounds, each inclusive, each optional. */
 export function priceBetween(minE4: number | undefined, maxE4: number | undefined): Condition {
   const bounds = [

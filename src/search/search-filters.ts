@@ -1,6 +1,8 @@
 import { PRODUCT_STATUSES } from '../catalog/catalog.schemas.js'
 import type { Executor } from '../db/schema.js'
+import { isUuid } from '../db/values.js'
 import {
+  inCollections,
   optionIn,
   productTypeIn,
   slugIn,
@@ -67,6 +69,13 @@ export const FILTER_KINDS: readonly FilterKind[] = [
     normalize: withoutCase,
     condition: (db, param, values) => optionIn(db, optionNameKey(param), values),
     facet: (param) => ({ kind: 'option', nameKey: optionNameKey(param) }),
+  },
+  {
+    // An id of no collection of the store matches nothing (as Shopify's); a malformed one is 400.
+    param: 'collection',
+    normalize: withoutCase,
+    problem: (value) => (isUuid(value) ? undefined : 'must be a collection id (a UUID)'),
+    condition: (db, _, values) => inCollections(db, values),
   },
 ]
 

@@ -3,7 +3,7 @@ import { it } from 'node:test'
 import { sql, type RawBuilder } from 'kysely'
 import type { Database } from '../src/db/database.js'
 import { readSearchRequest } from '../src/search/search-query.js'
-import { facetQuery, searchPageQuery } from '../src/search/search.repository.js'
+import { facetQuery, searchPageQuery, sharedFacetsQuery } from '../src/search/search.repository.js'
 import { filterKindOf } from '../src/search/search-filters.js'
 import { newProductRow } from '../src/catalog/product.service.js'
 import { refreshSearchDocuments } from '../src/search/search-document.repository.js'
@@ -122,5 +122,22 @@ describeEachDialect('search plans', (dialect) => {
       const plan = await planOf(database, query)
       assert.match(plan, shape.uses[dialect]!, `${JSON.stringify(shape)}:\n${plan}`)
     }
+    // Facets counted together: the matches read once, their values found by an index.
+    const facets = ['vendor', 'tag', 'option.Color'].map((name) => ({
+      name,
+      source: filterKindOf(name)!.facet!(name),
+    }))
+    const shared = sharedFacetsQuery(database.kysely, 'store-a', readSearchRequest({ q: 'blue' }), [
+      ...facets,
+      { name: 'price' },
+    ])
+    const plan = await planOf(database, shared)
+    assert.match(
+      plan,
+      /SEARCH f USING (COVERING )?INDEX|Index (Only )?Scan using search_facets/,
+      plan,
+    )
+    assert.doesNotMatch(plan, /SCAN f\b|Seq Scan on search_facets/, plan)
+    assert.match(plan, dialect === 'sqlite' ? /VIRTUAL TABLE INDEX/ : /product_search_words/, plan)
   })
 })

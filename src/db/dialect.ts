@@ -69,6 +69,11 @@ export interface SqlDialect {
    * statement.
    */
   inList(column: string, type: 'text' | 'uuid', values: readonly string[]): RawBuilder<boolean>
+  /**
+   * `column` among the rows of `subquery` (one column), probed by an index on `column`:
+   * PostgreSQL plans `in (subquery)` over a CTE as a hash join with a scan of the whole table.
+   */
+  inSubquery(column: string, subquery: RawBuilder<unknown>): RawBuilder<boolean>
   /** The elements of a JSON array (text, a parameter), as rows of one column, `value`. */
   jsonArrayElements(json: unknown): RawBuilder<{ value: string }>
   /**
@@ -113,6 +118,7 @@ export const SQLITE: SqlDialect = Object.freeze({
     sql<string>`max(strftime('%Y-%m-%dT%H:%M:%fZ', ${sql.ref(column)}, '+0.001 seconds'), ${value})`,
   inList: (column, _type, values) =>
     sql<boolean>`${sql.ref(column)} in (select value from json_each(${JSON.stringify(values)}))`,
+  inSubquery: (column, subquery) => sql<boolean>`${sql.ref(column)} in (${subquery})`,
   jsonArrayElements: (json) => sql<{ value: string }>`json_each(${json})`,
   joinJsonObjectKeys: (column, alias) =>
     sql`cross join json_each(${sql.ref(column)}) as ${sql.id(alias)}`,
@@ -142,6 +148,7 @@ export const POSTGRES: SqlDialect = Object.freeze({
     sql<string>`greatest(${sql.ref(column)} + interval '1 millisecond', ${value}::timestamptz)`,
   inList: (column, type, values) =>
     sql<boolean>`${sql.ref(column)} = any(${values}::${sql.raw(type)}[])`,
+  inSubquery: (column, subquery) => sql<boolean>`${sql.ref(column)} = any(array(${subquery}))`,
   jsonArrayElements: (json) => sql<{ value: string }>`json_array_elements_text(${json}::json)`,
   joinJsonObjectKeys: (column, alias) =>
     sql`cross join lateral json_object_keys(${sql.ref(column)}) as ${sql.id(alias)}(key)`,

@@ -111,7 +111,7 @@ export function matchingProductIds(
 }
 
 /** A filter's or facet's name as they are matched to each other: option names without case. */
-function facetKey(name: string): string {
+export function facetKey(name: string): string {
   return name.startsWith('option.') ? name.toLowerCase() : name
 }
 
@@ -188,34 +188,51 @@ export function searchPageQuery(
 ): RawBuilder<ProductRow & Record<string, unknown>> {
   const engine = ENGINES[dialectOf(db).name]
   const columns = SORT_COLUMNS[request.sort]
-  const ref = (column: SortColumn) => {
-    const reference = sql.ref(`r.${column.column}`)
+  const keyOf = (alias: string) => (column: SortColumn) => {
+    const reference = sql.ref(`${alias}.${column.column}`)
     return column.codePoint ? engine.byCodePoint(reference) : reference
   }
+  const ref = keyOf('r')
+  // The page is chosen on the sort's key alone; only its rows' products are read whole.
+  const keyColumns = sql.join(
+    [...new Set(['id', ...columns.map(({ column }) => column)])]
+      .filter((column) => !column.startsWith('search_'))
+      .map((column) => sql.ref(`p.${column}`)),
+  )
   let inner: RawBuilder<unknown>
   if (request.sort === 'relevance' && request.q && request.q.words.length > 0) {
     const ranked = engine.ranked(request.q.words)
     const where = [ranked.where, ...conditions(db, storeId, request, { withQuery: false })]
     const needle = request.q.code.includes('\n') ? '\n\n' : `\n${request.q.code}\n`
-    inner = sql`select p.*,
+    inner = sql`select ${keyColumns},
         case when ${engine.holds(sql.ref('s.codes'), needle)} then 0
           when ${ranked.nameHolds} then 1 else 2 end as search_group,
         ${ranked.score} as search_score
       from ${ranked.from} where ${sql.join(where, sql` and `)}`
   } else {
     const byName = request.sort === 'name' || request.sort === '-name'
-    inner = sql`select p.*${byName ? sql`, s.name_key as search_name_key` : sql``}
+    inner = sql`select ${keyColumns}${byName ? sql`, s.name_key as search_name_key` : sql``}
       from products p
       ${byName ? sql`join product_search s on s.store_id = p.store_id and s.product_id = p.id` : sql``}
       where ${sql.join(conditions(db, storeId, request), sql` and `)}`
   }
   const keyset = after === undefined ? undefined : afterKey(columns, after, ref)
-  const order = columns.map((column) => sql`${ref(column)} ${sql.raw(column.direction)}`)
+  const order = (alias: string) =>
+    sql.join(columns.map((column) => sql`${keyOf(alias)(column)} ${sql.raw(column.direction)}`))
+  const extra = columns.filter(({ column }) => column.startsWith('search_'))
   return sql<ProductRow & Record<string, unknown>>`
-    select * from (${inner}) r
-    ${keyset ? sql`where ${keyset}` : sql``}
-    order by ${sql.join(order)}
-    limit ${limit}
+    select p.*${sql.join(
+      extra.map(({ column }) => sql`, ${sql.ref(`k.${column}`)}`),
+      sql``,
+    )}
+    from (
+      select * from (${inner}) r
+      ${keyset ? sql`where ${keyset}` : sql``}
+      order by ${order('r')}
+      limit ${limit}
+    ) k
+    join products p on p.store_id = ${storeId} and p.id = k.id
+    order by ${order('k')}
   `
 }
 
@@ -299,4 +316,89 @@ export async function priceRange(
   const number = (value: number | string | null | undefined) =>
     value === null || value === undefined ? null : Number(value)
   return { min: number(row?.min), max: number(row?.max) }
+}
+
+export interface SharedFacet {
+  name: string
+  /** The source of a value facet; none for `price`. */
+  source?: FacetSource
+}
+
+export type SharedFacetAnswer = FacetCount[] | { min: number | null; max: number | null }
+
+/**
+ * The facets of `facets`, none of which has a filter of its own in the request, so that each
+ * is counted over the same products: the request's matches, read once (a materialized CTE of
+ * the few columns the facets read), then grouped per facet, in one statement.
+ */
+export async function sharedFacets(
+  db: Executor,
+  storeId: string,
+  request: SearchRequest,
+  facets: readonly SharedFacet[],
+): Promise<Map<string, SharedFacetAnswer>> {
+  const rows = (await sharedFacetsQuery(db, storeId, request, facets).execute(db)).rows
+  const answers = new Map<string, SharedFacetAnswer>()
+  const number = (value: number | string | null) => (value === null ? null : Number(value))
+  facets.forEach((facet, i) => {
+    const own = rows.filter((row) => Number(row.facet) === i)
+    answers.set(
+      facet.name,
+      facet.source
+        ? own.map((row) => ({ value: row.value!, count: Number(row.count) }))
+        : { min: number(own[0]?.low ?? null), max: number(own[0]?.high ?? null) },
+    )
+  })
+  return answers
+}
+
+type SharedRow = {
+  facet: number | string
+  value: string | null
+  count: number | string
+  low: number | string | null
+  high: number | string | null
+}
+
+/** The statement of sharedFacets (EXPLAIN reads it too). */
+export function sharedFacetsQuery(
+  db: Executor,
+  storeId: string,
+  request: SearchRequest,
+  facets: readonly SharedFacet[],
+): RawBuilder<SharedRow> {
+  const columns = [
+    ...new Set(
+      facets.flatMap(({ source }) => (source && 'column' in source ? [source.column] : [])),
+    ),
+  ]
+  const alias = (column: string) => sql.ref(`m.c${columns.indexOf(column)}`)
+  const read = [
+    sql`p.id`,
+    sql`p.price_e4`,
+    ...columns.map((column, i) => sql`${sql.ref(column)} as ${sql.ref(`c${i}`)}`),
+  ]
+  const arms = facets.map(({ source }, i) => {
+    if (!source) {
+      return sql`select ${sql.lit(i)} as facet, cast(null as text) as value, 0 as count,
+        min(m.price_e4) as low, max(m.price_e4) as high from m`
+    }
+    if ('column' in source) {
+      return sql`select ${sql.lit(i)} as facet, ${alias(source.column)} as value, count(*) as count,
+          cast(null as bigint) as low, cast(null as bigint) as high
+        from m where ${alias(source.column)} is not null group by ${alias(source.column)}`
+    }
+    return sql`select ${sql.lit(i)} as facet, min(f.value) as value, count(*) as count,
+        cast(null as bigint) as low, cast(null as bigint) as high
+      from search_facets f
+      where f.store_id = ${storeId} and f.kind = ${source.kind} and f.name_key = ${source.nameKey}
+        and ${dialectOf(db).inSubquery('f.product_id', sql`select m.id from m`)}
+      group by f.value_key`
+  })
+  return sql<SharedRow>`
+    with m as materialized (
+      select ${sql.join(read)} from products p
+      where ${sql.join(conditions(db, storeId, request), sql` and `)}
+    )
+    ${sql.join(arms, sql` union all `)}`
 }

@@ -9,17 +9,24 @@ import { decodeListCursor, encodeListCursor, type SortKey } from './search-curso
 import { filterKindOf } from './search-filters.js'
 import { bindingOf, readSearchRequest, type ListQuery, type SearchRequest } from './search-query.js'
 import {
+  facetCounts,
+  facetKey,
+  priceRange,
+  searchPage,
+  sharedFacets,
+  type FacetCount,
+  type SharedFacet,
+  type SharedFacetAnswer,
+} from './search.repository.js'
+import {
   metafieldFacetCounts,
   withMetafields,
   type MetafieldFacetCount,
   type MetafieldRequest,
 } from './metafield-search.js'
-import { facetCounts, priceRange, searchPage, type FacetCount } from './search.repository.js'
 
-export type Facets = Record<
-  string,
-  FacetCount[] | MetafieldFacetCount[] | { min: number | null; max: number | null }
->
+type PriceRange = { min: number | null; max: number | null }
+export type Facets = Record<string, FacetCount[] | MetafieldFacetCount[] | PriceRange>
 
 export interface ProductListPage {
   data: Product[]
@@ -94,10 +101,22 @@ async function facetsOf(
   request: MetafieldRequest,
 ): Promise<Facets> {
   const db = database.kysely
+  const priceBounded = request.priceMinE4 !== undefined || request.priceMaxE4 !== undefined
+  const filtered = new Set(request.filters.map((filter) => facetKey(filter.param)))
+  // Facets without a filter of their own count the same products: read once for them all.
+  const shared: SharedFacet[] = request.facets
+    .filter((name) => !request.metafieldFacets.has(name))
+    .filter((name) => (name === 'price' ? !priceBounded : !filtered.has(facetKey(name))))
+    .map((name) => (name === 'price' ? { name } : { name, source: sourceOf(name) }))
+  const sharedAnswers =
+    shared.length > 1
+      ? await sharedFacets(db, storeId, request, shared)
+      : new Map<string, SharedFacetAnswer>()
   const facets: Facets = {}
   for (const name of request.facets) {
+    const answer = sharedAnswers.get(name)
     if (name === 'price') {
-      const range = await priceRange(db, storeId, request)
+      const range = (answer as PriceRange | undefined) ?? (await priceRange(db, storeId, request))
       facets[name] = {
         min: range.min === null ? null : fromStoredAmount(range.min),
         max: range.max === null ? null : fromStoredAmount(range.max),
@@ -108,12 +127,15 @@ async function facetsOf(
       facets[name] = await metafieldFacetCounts(db, storeId, request, name, request.facetLimit)
       continue
     }
-    const source = filterKindOf(name)!.facet!(name)
-    const counts = await facetCounts(db, storeId, request, name, source)
+    const counts =
+      (answer as FacetCount[] | undefined) ??
+      (await facetCounts(db, storeId, request, name, sourceOf(name)))
     facets[name] = counts.sort(byCountThenValue).slice(0, request.facetLimit)
   }
   return facets
 }
+
+const sourceOf = (name: string) => filterKindOf(name)!.facet!(name)
 
 /** Most first, then by value A to Z without case, then by code point. */
 export function byCountThenValue(a: FacetCount, b: FacetCount): number {

@@ -275,7 +275,9 @@ function RuleRow(props: {
         value={rule.field}
         onChange={(e) => onChange({ field: e.currentTarget.value, name: '' })}
       >
-        {FIELDS.filter((field) => field.id !== 'metafield' || attributes.length > 0).map((f) => (
+        {FIELDS.filter(
+          (f) => f.id !== 'metafield' || attributes.length > 0 || rule.field === 'metafield',
+        ).map((f) => (
           <option value={f.id} key={f.id}>
             {f.label}
           </option>
@@ -306,6 +308,9 @@ function RuleRow(props: {
             onChange={(e) => onChange({ name: e.currentTarget.value })}
           >
             <option value="">Choose…</option>
+            {rule.name && !attributes.some((d) => keyOf(d) === rule.name) && (
+              <option value={rule.name}>{rule.name} (not filterable)</option>
+            )}
             {attributes.map((d) => (
               <option value={keyOf(d)} key={d.id}>
                 {d.name} ({keyOf(d)})

@@ -92,6 +92,7 @@ export function createProductWork(
       (db) => createProductIn(db, storeId, input, slug),
     ),
     (product) => product.id,
+    true,
   )
 }
 

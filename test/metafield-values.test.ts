@@ -229,6 +229,16 @@ describeEachDialect('metafield values', (dialect) => {
     await api.patch(`/products/${product.id}`, { metafields: { 'custom.aa': 'again' } })
     const renamed = await api.patch(`/products/${product.id}`, { name: 'Q' })
     assert.deepEqual(renamed.json().data.metafields, { 'custom.aa': 'again' })
+    // Metafields patched with other fields: both are written.
+    const both = await api.patch(`/products/${product.id}`, {
+      price: 5,
+      metafields: { 'custom.bb': 2 },
+    })
+    assert.equal(both.statusCode, 200, both.body)
+    assert.deepEqual(both.json().data.metafields, { 'custom.aa': 'again', 'custom.bb': 2 })
+    assert.equal(both.json().data.price, 5)
+    const read = await api.get(`/products/${product.id}`)
+    assert.deepEqual(read.json().data.metafields, { 'custom.aa': 'again', 'custom.bb': 2 })
   })
 
   it('update events hold previousAttributes.metafields: old values of changed keys, null when unset', async (t) => {

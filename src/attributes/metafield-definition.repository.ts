@@ -1,6 +1,7 @@
 import { sql } from 'kysely'
 import { dialectOf } from '../db/dialect.js'
 import { statement } from '../db/statements.js'
+import { newId } from '../db/values.js'
 import type { Executor, MetafieldDefinitionRow } from '../db/schema.js'
 import type { PagePosition } from '../catalog/cursor.js'
 
@@ -63,6 +64,30 @@ export async function releaseDefinitionSlot(
     .set({ definitions: sql<number>`definitions - 1` })
     .where('store_id', '=', storeId)
     .where('owner', '=', owner)
+    .execute()
+}
+
+const definitionStamp = statement((db: Executor, storeId: string) =>
+  db.selectFrom('metafield_definition_stamps').select('token').where('store_id', '=', storeId),
+)
+
+/** The store's definition stamp: undefined while it never had a definition. */
+export async function readDefinitionStamp(
+  db: Executor,
+  storeId: string,
+): Promise<string | undefined> {
+  const [row] = await definitionStamp(db, storeId)
+  return row?.token
+}
+
+/** Renews the store's definition stamp: with every insert, update and delete of a definition. */
+export async function renewDefinitionStamp(db: Executor, storeId: string): Promise<void> {
+  await db
+    .insertInto('metafield_definition_stamps')
+    .values({ store_id: storeId, token: newId() })
+    .onConflict((conflict) =>
+      conflict.column('store_id').doUpdateSet((eb) => ({ token: eb.ref('excluded.token') })),
+    )
     .execute()
 }
 

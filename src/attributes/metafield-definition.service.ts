@@ -31,6 +31,7 @@ import {
   removeKeyFromRecords,
 } from './metafield-value.repository.js'
 import { storedMetafields } from './metafield-values.js'
+import { definitionsChanged } from './definition-cache.js'
 import {
   indexedItems,
   validationsProblems,
@@ -81,6 +82,7 @@ export function createDefinitionWork(
         searchable: input.searchable ?? false,
         createdAt: nowIso(),
       })
+      await definitionsChanged(db, storeId)
       return rowToDefinition(row)
     } catch (error) {
       if (violatedUniqueConstraint(error) !== 'metafield_definitions_key') throw error
@@ -133,6 +135,7 @@ export function updateDefinitionWork(
     }
     if (Object.keys(changes).length === 0) return current
     const updated = await updateDefinitionRow(db, storeId, row.id, changes, nowIso())
+    await definitionsChanged(db, storeId)
     if (changes.filterable === false) await deleteDefinitionIndex(db, storeId, row.id)
     if (changes.filterable === true) await indexDefinition(db, storeId, current)
     if (changes.searchable !== undefined) await refreshHolders(db, storeId, row)
@@ -175,6 +178,7 @@ export function deleteDefinitionWork(
       `${row.namespace}.${row.key}`,
     )
     await deleteDefinitionRow(db, storeId, row.id)
+    await definitionsChanged(db, storeId)
     await releaseDefinitionSlot(db, storeId, row.owner)
     await refreshInPieces(db, storeId, holders)
     return { id: row.id, deleted: true }

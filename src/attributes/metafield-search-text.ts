@@ -1,12 +1,12 @@
 import type { Executor } from '../db/schema.js'
-import { definitionsOfStore } from './metafield-definition.repository.js'
+import { storeDefinitions } from './definition-cache.js'
 import { storedMetafields, textsOf } from './metafield-types.js'
 import { metafieldsOfProducts } from './metafield-value.repository.js'
 
 /**
  * The search's text source of custom attributes (decision 0042): the text values of the
  * store's searchable definitions held by each product or one of its variants. A store without
- * a searchable definition pays one indexed read of its definitions.
+ * a searchable definition pays the read of its definition stamp (definition-cache.ts).
  */
 export async function searchableMetafieldTexts(
   db: Executor,
@@ -15,7 +15,7 @@ export async function searchableMetafieldTexts(
 ): Promise<Map<string, string[]>> {
   const texts = new Map<string, string[]>()
   const searchable = new Set(
-    (await definitionsOfStore(db, storeId))
+    (await storeDefinitions(db, storeId)).rows
       .filter((row) => row.searchable === true || row.searchable === 1)
       .map((row) => `${row.owner}:${row.namespace}.${row.key}`),
   )

@@ -1,5 +1,5 @@
+import { CompiledQuery } from 'kysely'
 import { dialectOf } from '../db/dialect.js'
-import { insertRows } from '../db/multi-row-insert.js'
 import { statement } from '../db/statements.js'
 import type { Executor } from '../db/schema.js'
 import { inList } from '../db/values.js'
@@ -15,7 +15,9 @@ type Owner = keyof typeof RECORD_TABLES
 
 /**
  * Replaces the filter index rows of one record (a product, or a variant, whose rows count for
- * its product) with `values`. Skipped when the record had none and has none.
+ * its product) with `values`, whatever their number in one statement on PostgreSQL (rows
+ * that stay are left, the others deleted, the new ones inserted) and in two on SQLite, where
+ * a statement costs no round trip. Skipped when the record had none and has none.
  */
 export async function replaceIndexedValues(
   db: Executor,
@@ -23,23 +25,39 @@ export async function replaceIndexedValues(
   values: readonly IndexedValue[],
   hadAny: boolean,
 ): Promise<void> {
+  if (values.length === 0) {
+    if (hadAny) await deleteIndexedValues(db, record.storeId, record.recordId)
+    return
+  }
+  const items = JSON.stringify(values.map((item) => [item.definitionId, item.value]))
+  const params = [record.storeId, record.productId, record.recordId, items]
+  if (dialectOf(db).name === 'postgres') {
+    await db.executeQuery(CompiledQuery.raw(REPLACE_POSTGRES, params))
+    return
+  }
   if (hadAny) await deleteIndexedValues(db, record.storeId, record.recordId)
-  if (values.length === 0) return
-  await insertRows(
-    db,
-    'metafield_values',
-    INDEX_COLUMNS,
-    values.map((item) => [
-      record.storeId,
-      item.definitionId,
-      item.value,
-      record.productId,
-      record.recordId,
-    ]),
-  )
+  await db.executeQuery(CompiledQuery.raw(INSERT_SQLITE, params))
 }
 
-const INDEX_COLUMNS = ['store_id', 'definition_id', 'value', 'product_id', 'record_id'] as const
+/** Parameters of both: store, product, record, the rows as a JSON array of [definition, value]. */
+const REPLACE_POSTGRES = `
+  with items as (
+    select (item->>0)::uuid as definition_id, item->>1 as value
+    from jsonb_array_elements($4::jsonb) as item
+  ), gone as (
+    delete from metafield_values m
+    where m.store_id = $1 and m.record_id = $3::uuid
+      and not exists (select 1 from items
+        where items.definition_id = m.definition_id and items.value = m.value)
+  )
+  insert into metafield_values (store_id, definition_id, value, product_id, record_id)
+  select $1, definition_id, value, $2::uuid, $3::uuid from items
+  on conflict do nothing`
+
+const INSERT_SQLITE = `
+  insert into metafield_values (store_id, definition_id, value, product_id, record_id)
+  select ?, json_extract(item.value, '$[0]'), json_extract(item.value, '$[1]'), ?, ?
+  from json_each(?) as item`
 
 export async function deleteIndexedValues(
   db: Executor,

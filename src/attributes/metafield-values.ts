@@ -1,6 +1,6 @@
 import type { Executor, MetafieldDefinitionRow } from '../db/schema.js'
 import { validationFailed, type FieldProblem } from '../errors.js'
-import { definitionsOfOwner } from './metafield-definition.repository.js'
+import { storeDefinitions, type StoreDefinitions } from './definition-cache.js'
 import {
   deleteIndexedValues,
   replaceIndexedValues,
@@ -29,9 +29,8 @@ interface LoadedDefinition {
 }
 
 /**
- * Compiled rules by definition id and version: a definition's rules change only with its
- * version, which every write reads afresh (one indexed query), so a change takes effect for
- * the next request on every instance, and a pattern is compiled once per version.
+ * Compiled rules by definition id and version: when the store's definitions change, only the
+ * changed ones' patterns are compiled again.
  */
 const compiledRules = new Map<string, ValueRules>()
 const MAX_COMPILED = 10_000
@@ -52,24 +51,39 @@ function rulesOf(row: MetafieldDefinitionRow): ValueRules {
 
 const asBoolean = (value: boolean | number) => value === true || value === 1
 
-/** The store's definitions of `owner`, by `<namespace>.<key>`. */
+/** Each owner's loaded definitions of a store's definitions, made once per stamp. */
+const loadedOf = new WeakMap<StoreDefinitions, Map<MetafieldOwner, Map<string, LoadedDefinition>>>()
+
+/**
+ * The store's definitions of `owner`, by `<namespace>.<key>`, as they stand for the write on
+ * `db` (definition-cache.ts: one stamp read per transaction).
+ */
 export async function loadDefinitions(
   db: Executor,
   storeId: string,
   owner: MetafieldOwner,
 ): Promise<Map<string, LoadedDefinition>> {
-  const rows = await definitionsOfOwner(db, storeId, owner)
-  return new Map(
-    rows.map((row) => [
-      `${row.namespace}.${row.key}`,
-      {
-        id: row.id,
-        rules: rulesOf(row),
-        filterable: asBoolean(row.filterable),
-        searchable: asBoolean(row.searchable),
-      },
-    ]),
-  )
+  const definitions = await storeDefinitions(db, storeId)
+  let owners = loadedOf.get(definitions)
+  if (owners === undefined) loadedOf.set(definitions, (owners = new Map()))
+  let loaded = owners.get(owner)
+  if (loaded === undefined) {
+    loaded = new Map(
+      definitions.rows
+        .filter((row) => row.owner === owner)
+        .map((row) => [
+          `${row.namespace}.${row.key}`,
+          {
+            id: row.id,
+            rules: rulesOf(row),
+            filterable: asBoolean(row.filterable),
+            searchable: asBoolean(row.searchable),
+          },
+        ]),
+    )
+    owners.set(owner, loaded)
+  }
+  return loaded
 }
 
 /** The outcome of a write's `metafields`: the record's values after it and their index. */
@@ -87,7 +101,7 @@ export interface MergedMetafields {
  * Merges a create's or a PATCH's `metafields` into the stored values (merge patch per key:
  * a value sets, null removes, a key left out stays) and checks every key sent against the
  * store's definitions of `owner`: 400 `validation_failed` naming `metafields.<ns>.<key>`
- * for a key without a definition or a value its type or validations refuse. One query.
+ * for a key without a definition or a value its type or validations refuse.
  */
 export async function mergeMetafields(
   db: Executor,

@@ -92,6 +92,7 @@ export function createProductWork(
       (db) => createProductIn(db, storeId, input, slug),
     ),
     (product) => product.id,
+    true,
   )
 }
 
@@ -189,7 +190,7 @@ async function createProductRow(
  * the contract's order (existence, If-Match, transition, then the slug's uniqueness); a patch
  * that changes nothing writes nothing, so the version and updatedAt stay as they are.
  *
- * Run by `writeAtomic`: on PostgreSQL a patch that sets neither slug nor tags is first tried
+ * Run by `writeAtomic`: on PostgreSQL a patch that sets neither slug, tags nor metafields is first tried
  * as one statement that writes only when every check passes (a round trip, as the creates
  * take, instead of four). When it writes nothing, the transaction path reads the product and
  * answers why, or makes the change if another write got in between.
@@ -218,7 +219,9 @@ function updateProductUnit(
   ifMatch: string | undefined,
 ): Work<Product> {
   return async (db) => {
-    if (isUuid(id) && patch.slug === undefined && patch.tags === undefined) {
+    const oneStatement =
+      patch.slug === undefined && patch.tags === undefined && patch.metafields === undefined
+    if (isUuid(id) && oneStatement) {
       const row = await patchProductInOneStatement(db, {
         storeId,
         id: id.toLowerCase(),

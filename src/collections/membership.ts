@@ -66,19 +66,23 @@ function parseSmart(row: SmartCollectionRow): SmartTest {
 /**
  * `work` (a product or variant write) in a transaction under the store's rules lock, then
  * the memberships of the product it wrote (`productOf` its result; undefined: none, as
- * after a delete, which calls leaveEveryCollection itself) brought up to date.
+ * after a delete, which calls leaveEveryCollection itself) brought up to date. `created`:
+ * the work created that product, so it is in no collection yet (nothing to read).
  */
 export function keepingMemberships<T>(
   storeId: string,
   work: (db: Executor) => Promise<T>,
   productOf: (result: T) => string | undefined,
+  created = false,
 ): (db: Executor) => Promise<T> {
   return (db) =>
     inTransaction(db, async (tx: Transaction<DB>) => {
       const state = await lockForProductWrite(tx, storeId)
       const result = await work(tx)
       const productId = productOf(result)
-      if (productId !== undefined) await refreshMemberships(tx, storeId, [productId], state)
+      if (productId !== undefined) {
+        await refreshMemberships(tx, storeId, [productId], state, created)
+      }
       return result
     })
 }
@@ -94,20 +98,23 @@ export async function lockRulesForProductWrites(
 /**
  * Brings the memberships of these products (just written, in this transaction) up to date:
  * their copied sort keys, and their places in every smart collection of the store. `state`
- * is what the store's rules lock read, held since (lockRulesForProductWrites).
+ * is what the store's rules lock read, held since (lockRulesForProductWrites). `created`: the
+ * products were created in this transaction, so they are in no collection yet.
  */
 export async function refreshMemberships(
   db: Executor,
   storeId: string,
   productIds: readonly string[],
   state: RulesState,
+  created = false,
 ): Promise<void> {
   if (productIds.length === 0 || !state.collections) return
   const smart = await smartRulesOf(db, storeId, state.token)
+  if (created && smart.length === 0) return
   if (smart.length === 0) return refreshMemberKeys(db, storeId, productIds)
   const [products, memberships] = await Promise.all([
     findProductRows(db, storeId, productIds),
-    findMemberships(db, storeId, productIds),
+    created ? [] : findMemberships(db, storeId, productIds),
   ])
   const keysOf = new Map(products.map((row) => [row.id, memberKeysOf(row)]))
   const stale = new Set<string>()

@@ -38,6 +38,8 @@ import * as sqliteCollections from './migrations/sqlite/2026-11-30T02-collection
 import * as postgresMetafields from './migrations/postgres/2026-11-30T01-metafields.js'
 import * as sqliteMetafields from './migrations/sqlite/2026-11-30T01-metafields.js'
 import * as postgresCollectionRulesState from './migrations/postgres/2026-11-30T03-collection-rules-state.js'
+import * as postgresDefinitionStamps from './migrations/postgres/2026-11-30T04-metafield-definition-stamps.js'
+import * as sqliteDefinitionStamps from './migrations/sqlite/2026-11-30T04-metafield-definition-stamps.js'
 
 /** Each dialect's migrations, by name; names sort in the order they are applied. */
 const MIGRATIONS: Record<Dialect, Record<string, Migration>> = {
@@ -60,6 +62,7 @@ const MIGRATIONS: Record<Dialect, Record<string, Migration>> = {
     '2026-11-30T00-search': sqliteSearch,
     '2026-11-30T02-collections': sqliteCollections,
     '2026-11-30T01-metafields': sqliteMetafields,
+    '2026-11-30T04-metafield-definition-stamps': sqliteDefinitionStamps,
   },
   postgres: {
     '2026-11-21T00-initial': postgresInitial,
@@ -84,6 +87,7 @@ const MIGRATIONS: Record<Dialect, Record<string, Migration>> = {
     '2026-11-30T01-metafields': postgresMetafields,
     // PostgreSQL only: SQLite runs one write at a time and takes no lock.
     '2026-11-30T03-collection-rules-state': postgresCollectionRulesState,
+    '2026-11-30T04-metafield-definition-stamps': postgresDefinitionStamps,
   },
 }
 

@@ -248,6 +248,12 @@ export interface MetafieldDefinitionTable {
   updated_at: Timestamp
 }
 
+/** Per store, a token renewed by every change of its metafield definitions (their cache's key). */
+export interface MetafieldDefinitionStampTable {
+  store_id: string
+  token: string
+}
+
 /** How many definitions a store has per owner: the limit is checked on this row, atomically. */
 export interface MetafieldDefinitionCountTable {
   store_id: string
@@ -338,6 +344,7 @@ export interface CollectionRulesTokenTable {
 export interface DB {
   metafield_definition_counts: MetafieldDefinitionCountTable
   metafield_definitions: MetafieldDefinitionTable
+  metafield_definition_stamps: MetafieldDefinitionStampTable
   metafield_values: MetafieldValueTable
   api_keys: ApiKeyTable
   collection_handle_counters: SlugCounterTable

@@ -2,20 +2,42 @@ import { searchableMetafieldTexts } from '../attributes/metafield-search-text.js
 import { dialectOf } from '../db/dialect.js'
 import type { Executor } from '../db/schema.js'
 import { inList, inPieces } from '../db/values.js'
-import { buildSearchDocument, type SearchDocument } from './search-document.js'
+import { searchableTextOf, type MetafieldValues } from '../attributes/metafield-values.js'
+import {
+  buildSearchDocument,
+  type DocumentProduct,
+  type SearchDocument,
+} from './search-document.js'
 
 /**
- * More text of the products to search (the searchable custom attributes): each source answers
- * the texts of those of `productIds` that have any. Sources add themselves to
- * SEARCH_TEXT_SOURCES.
+ * More text of the products to search (the searchable custom attributes). A source answers
+ * the texts of those of `productIds` that have any, as they now stand; and those of a
+ * product just created (no variants yet) from what its create wrote, without reading it
+ * back. Sources add themselves to SEARCH_TEXT_SOURCES.
  */
-export type SearchTextSource = (
-  db: Executor,
-  storeId: string,
-  productIds: readonly string[],
-) => Promise<Map<string, string[]>>
+export interface SearchTextSource {
+  ofProducts(
+    db: Executor,
+    storeId: string,
+    productIds: readonly string[],
+  ): Promise<Map<string, string[]>>
+  ofNewProduct(db: Executor, storeId: string, product: NewDocumentProduct): Promise<string[]>
+}
 
-export const SEARCH_TEXT_SOURCES: SearchTextSource[] = [searchableMetafieldTexts]
+/** A product just created, as its create answers it: its fields and its custom attributes. */
+export interface NewDocumentProduct extends DocumentProduct {
+  metafields: MetafieldValues
+}
+
+export const SEARCH_TEXT_SOURCES: SearchTextSource[] = [
+  {
+    ofProducts: searchableMetafieldTexts,
+    ofNewProduct: async (db, storeId, product) => {
+      const text = await searchableTextOf(db, storeId, 'product', product.metafields)
+      return text === '' ? [] : [text]
+    },
+  },
+]
 
 /**
  * Writes the search documents of the store's `productIds` as the products and their variants
@@ -67,7 +89,9 @@ export async function refreshSearchDocuments(
     .orderBy('position')
     .orderBy('created_at')
     .execute()
-  const extras = await Promise.all(SEARCH_TEXT_SOURCES.map((source) => source(db, storeId, ids)))
+  const extras = await Promise.all(
+    SEARCH_TEXT_SOURCES.map((source) => source.ofProducts(db, storeId, ids)),
+  )
   const byProduct = new Map<string, typeof variants>()
   for (const variant of variants) {
     const list = byProduct.get(variant.product_id)

@@ -1,10 +1,11 @@
 import { inTransaction } from '../db/transactions.js'
 import type { Executor } from '../db/schema.js'
-import { buildSearchDocument, type DocumentProduct } from './search-document.js'
+import { buildSearchDocument } from './search-document.js'
 import {
   refreshSearchDocuments,
   SEARCH_TEXT_SOURCES,
   writeSearchDocuments,
+  type NewDocumentProduct,
 } from './search-document.repository.js'
 
 /**
@@ -27,29 +28,29 @@ export function withSearchDocuments<T>(
 
 /**
  * A create's unit of work with its new product's document, built from the product it
- * answers (no variants yet): written without reading anything back. With other text sources
- * registered, it reads as every other write does.
+ * answers (no variants yet) and the text sources' texts of it: written without reading the
+ * product back.
  */
 export function withNewProductDocument<T>(
   storeId: string,
-  documentProduct: (result: T) => DocumentProduct,
+  documentProduct: (result: T) => NewDocumentProduct,
   work: (db: Executor) => Promise<T>,
 ): (db: Executor) => Promise<T> {
   return (db) =>
     inTransaction(db, async (tx) => {
       const result = await work(tx)
       const product = documentProduct(result)
-      if (SEARCH_TEXT_SOURCES.length > 0) {
-        await refreshSearchDocuments(tx, storeId, [product.id])
-      } else {
-        await writeSearchDocuments(
-          tx,
-          storeId,
-          [product.id],
-          [buildSearchDocument(product, [])],
-          true,
-        )
+      const extra: string[] = []
+      for (const source of SEARCH_TEXT_SOURCES) {
+        extra.push(...(await source.ofNewProduct(tx, storeId, product)))
       }
+      await writeSearchDocuments(
+        tx,
+        storeId,
+        [product.id],
+        [buildSearchDocument(product, [], extra)],
+        true,
+      )
       return result
     })
 }

@@ -1,0 +1,217 @@
+/**
+ * Where a product write's time goes, in process (app.inject): per request, the statements it
+ * runs (count and time, by statement) for one scenario, on one dialect.
+ *
+ *   tsx bench/write-profile.ts <sqlite|postgres> <create|patch>[-coll] [requests per round]
+ *
+ * Plain writes and writes with 20 metafield values in turn (4 rounds each); with -coll, in a store of 1,000 smart collections.
+ *
+ * BENCH_POSTGRES_URL: the admin URL (a scratch schema is made and dropped).
+ */
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { randomBytes } from 'node:crypto'
+import pg from 'pg'
+import { createRequire } from 'node:module'
+import type BetterSqlite3 from 'better-sqlite3'
+import { sqliteDriverPackage } from '../src/db/sqlite-driver.js'
+import { buildApp } from '../src/app.js'
+import { createApiKey } from '../src/auth/api-key.service.js'
+import { createDatabase, type Dialect } from '../src/db/database.js'
+import { migrateToLatest } from '../src/db/migrate.js'
+import { BENCH_METAFIELDS } from './scenarios.js'
+
+const API = '/api/commerce/v1'
+const [dialect, scenario, countArg] = process.argv.slice(2) as [Dialect, string, string?]
+const COUNT = Number(countArg ?? 300)
+const ROUNDS = 4
+const create = scenario.startsWith('create')
+
+const allTimings = {
+  plain: new Map<string, { n: number; ms: number }>(),
+  mf: new Map<string, { n: number; ms: number }>(),
+}
+let timingsOf: 'plain' | 'mf' = 'plain'
+let recording = false
+function record(text: string, ms: number) {
+  if (!recording) return
+  const key = text.replace(/\s+/g, ' ').slice(0, 110)
+  const timings = allTimings[timingsOf]
+  const t = timings.get(key) ?? { n: 0, ms: 0 }
+  t.n++
+  t.ms += ms
+  timings.set(key, t)
+}
+// Time every statement: pg's query and better-sqlite3's statement runs.
+const pgQuery = pg.Client.prototype.query as (...args: unknown[]) => unknown
+pg.Client.prototype.query = function (this: unknown, ...args: unknown[]) {
+  const text = typeof args[0] === 'string' ? args[0] : (args[0] as { text: string }).text
+  const started = performance.now()
+  const result = pgQuery.apply(this, args) as Promise<unknown>
+  if (result && typeof (result as Promise<unknown>).then === 'function') {
+    return result.then((r) => {
+      record(text, performance.now() - started)
+      return r
+    })
+  }
+  return result
+} as typeof pg.Client.prototype.query
+const SqliteDatabase = createRequire(import.meta.url)(sqliteDriverPackage) as typeof BetterSqlite3
+const prepare = SqliteDatabase.prototype.prepare
+SqliteDatabase.prototype.prepare = function (this: BetterSqlite3.Database, source: string) {
+  const statement = prepare.call(this, source)
+  for (const method of ['all', 'run', 'get', 'iterate'] as const) {
+    const original = statement[method] as (...a: unknown[]) => unknown
+    ;(statement as unknown as Record<string, unknown>)[method] = function (...a: unknown[]) {
+      const started = performance.now()
+      const out = original.apply(statement, a)
+      record(source, performance.now() - started)
+      return out
+    }
+  }
+  return statement
+} as typeof prepare
+const exec = SqliteDatabase.prototype.exec
+SqliteDatabase.prototype.exec = function (this: BetterSqlite3.Database, source: string) {
+  const started = performance.now()
+  const out = exec.call(this, source)
+  record(source, performance.now() - started)
+  return out
+}
+
+async function main() {
+  let url: string
+  let drop = async () => {}
+  if (dialect === 'sqlite') {
+    const dir = mkdtempSync(join(tmpdir(), 'write-prof-'))
+    url = `sqlite:${join(dir, 'catalog.db')}`
+    drop = async () => rmSync(dir, { recursive: true, force: true })
+  } else {
+    const admin = process.env.BENCH_POSTGRES_URL!
+    const schema = `bench_${randomBytes(5).toString('hex')}`
+    const run = async (text: string) => {
+      const client = new pg.Client({ connectionString: admin })
+      await client.connect()
+      await client.query(text)
+      await client.end()
+    }
+    await run(`create schema ${schema}`)
+    const u = new URL(admin)
+    u.searchParams.set('options', `-c search_path=${schema}`)
+    url = u.toString()
+    drop = () => run(`drop schema ${schema} cascade`)
+  }
+  const database = createDatabase(url)
+  await migrateToLatest(database)
+  const { key } = await createApiKey(database, { store: 'bench', scopes: ['read', 'write'] })
+  const app = buildApp({ database, rateLimit: { perMinute: 0 } })
+  await app.ready()
+  const call = async (method: string, path: string, body?: unknown) => {
+    const res = await app.inject({
+      method: method as 'GET',
+      url: `${API}${path}`,
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      payload: body === undefined ? undefined : JSON.stringify(body),
+    })
+    if (res.statusCode !== 200) throw new Error(`${method} ${path}: ${res.statusCode} ${res.body}`)
+    return res.json()
+  }
+  try {
+    for (const { key: k, type, filterable } of BENCH_METAFIELDS) {
+      await call('POST', '/metafield-definitions', {
+        owner: 'product',
+        namespace: 'bench',
+        key: k,
+        type,
+        name: k,
+        filterable,
+      })
+    }
+    if (scenario.endsWith('-coll')) {
+      const kinds = (i: number) =>
+        [
+          { field: 'vendor', relation: 'equals', value: `Vendor ${i}` },
+          { field: 'tag', relation: 'equals', value: `tag-${i}` },
+          { field: 'price', relation: 'equals', value: i },
+          { field: 'name', relation: 'ends_with', value: `word${i}` },
+          { field: 'option.Color', relation: 'equals', value: `colour-${i}` },
+        ][i % 5]
+      for (let i = 0; i < 1000; i++)
+        await call('POST', '/collections', { title: `S${i}`, rules: [kinds(i)] })
+    }
+    const values = (n: number) => {
+      const out: Record<string, unknown> = {}
+      for (const { key: k, type } of BENCH_METAFIELDS) {
+        out[`bench.${k}`] =
+          type === 'number_integer'
+            ? n
+            : type === 'boolean'
+              ? n % 2 === 0
+              : type === 'list.single_line_text_field'
+                ? [`a${n % 7}`, `b${n % 5}`]
+                : `value ${n}`
+      }
+      return out
+    }
+    const body = (i: number, mf: boolean) => ({
+      name: `Product word${i % 1500}`,
+      vendor: `Vendor ${i % 1500}`,
+      tags: [`tag-${i % 1500}`, 'bench'],
+      description: 'A product made by the load benchmark.',
+      price: i % 1000,
+      status: 'active',
+      ...(mf ? { metafields: values(i) } : {}),
+    })
+    const ids: string[] = []
+    for (let i = 0; i < 300; i++)
+      ids.push((await call('POST', '/products', body(i, false))).data.id)
+    const one = (i: number, mf: boolean) =>
+      create
+        ? call('POST', '/products', body(i, mf))
+        : call('PATCH', `/products/${ids[i % ids.length]}`, {
+            price: (i * 7) % 1000,
+            ...(mf ? { metafields: values(i + 1) } : {}),
+          })
+    for (let i = 0; i < 100; i++) await one(i, i % 2 === 0)
+    const wall = { plain: 0, mf: 0 }
+    let n = 0
+    for (let round = 0; round < ROUNDS * 2; round++) {
+      const mf = round % 4 === 1 || round % 4 === 2
+      const variant = mf ? 'mf' : 'plain'
+      timingsOf = variant
+      recording = true
+      let next = 0
+      const started = performance.now()
+      await Promise.all(
+        Array.from({ length: 8 }, async () => {
+          while (next < COUNT) await one(n + next++, mf)
+        }),
+      )
+      n += COUNT
+      wall[variant] += performance.now() - started
+      recording = false
+    }
+    for (const variant of ['plain', 'mf'] as const) {
+      const timings = allTimings[variant]
+      const requests = COUNT * ROUNDS
+      const rows = [...timings].sort((a, b) => b[1].ms - a[1].ms)
+      const total = rows.reduce((s, [, t]) => s + t.ms, 0)
+      console.log(
+        `${dialect} ${scenario} ${variant}: ${(requests / (wall[variant] / 1000)).toFixed(0)} req/s, ${(wall[variant] / requests).toFixed(3)} ms/req wall; statements ${(total / requests).toFixed(3)} ms/req, ${(rows.reduce((s, [, t]) => s + t.n, 0) / requests).toFixed(1)} per req`,
+      )
+      for (const [text, t] of rows.slice(0, 22)) {
+        console.log(
+          `${(t.n / requests).toFixed(2).padStart(6)} x ${(t.ms / requests).toFixed(3).padStart(7)} ms  ${text}`,
+        )
+      }
+    }
+    console.log(`ratio mf/plain: ${(wall.plain / wall.mf).toFixed(2)}`)
+  } finally {
+    await app.close()
+    await database.close()
+    await drop()
+  }
+}
+
+await main()

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
-import { type BrowserContext, type Page, type Request } from 'playwright-core'
+import { type BrowserContext, type Page, type Request, type Response } from 'playwright-core'
 import {
   assertOnlyTheService,
   checkAccessibility,
@@ -15,6 +15,13 @@ import {
 import { addVariant, buildTestApi, DIALECTS, POSTGRES_URL, type TestApi } from './helpers.js'
 
 const XSS_NAME = '<img src=x onerror=alert(1)>'
+
+/** The answers of 400 or more, as "METHOD url status". */
+function refusedOf(answers: (Response | null)[]): string[] {
+  return answers
+    .filter((answer): answer is Response => answer !== null && answer.status() >= 400)
+    .map((answer) => `${answer.request().method()} ${answer.url()} ${answer.status()}`)
+}
 
 for (const dialect of DIALECTS) {
   describe(`admin page [${dialect}]`, { skip, timeout: 180_000 }, () => {
@@ -70,8 +77,16 @@ for (const dialect of DIALECTS) {
         }
       })
       assert.deepEqual(focused, { text: 'Sign in', outline: 'solid' })
+      const answers: Response[] = []
+      const onResponse = (answer: Response) => answers.push(answer)
+      page.on('response', onResponse)
       await page.keyboard.press('Enter')
       await page.getByRole('heading', { name: 'Products', exact: true }).waitFor()
+      await page.locator('main table tbody[aria-busy="false"]').waitFor()
+      page.off('response', onResponse)
+      // The key's scopes come from GET /me: signing in asks nothing that is refused.
+      assert.deepEqual(refusedOf(answers), [])
+      assert.ok(answers.some((answer) => answer.url() === `${base}/api/commerce/v1/me`))
       const stored = await page.evaluate(() => {
         const browser = globalThis as any
         return {
@@ -392,6 +407,8 @@ for (const dialect of DIALECTS) {
       const readPage = reader.page
       await readPage.getByRole('heading', { name: 'Products', exact: true }).waitFor()
       await readPage.getByText('Read only', { exact: true }).waitFor()
+      const readAnswers = await Promise.all(reader.requests.map((request) => request.response()))
+      assert.deepEqual(refusedOf(readAnswers), [], 'a read key learns its scopes without a 403')
       assert.equal(await readPage.getByRole('button', { name: 'New product' }).count(), 0)
       await readPage.getByRole('link', { name: 'Read Only Tee' }).click()
       await readPage.getByRole('heading', { name: 'Read Only Tee' }).waitFor()

@@ -46,6 +46,14 @@ it(
       assert.match(response.body, /<script type="module" src="\/admin\/assets\/main-\w+\.js">/)
       // No inline script or style: the policy would refuse them.
       assert.doesNotMatch(response.body, /<script>|<style|style=/)
+      // The favicon: an asset of the build, so a browser's first load has no 404.
+      const icon =
+        /<link rel="icon" type="image\/svg\+xml" href="(\/admin\/assets\/favicon-\w+\.svg)"/
+      const favicon = await app.inject({ url: icon.exec(response.body)![1]! })
+      assert.equal(favicon.statusCode, 200)
+      assert.equal(favicon.headers['content-type'], 'image/svg+xml')
+      assert.equal(favicon.headers['cache-control'], 'public, max-age=31536000, immutable')
+      assert.match(favicon.body, /^<svg /)
     }
   },
 )

@@ -51,7 +51,18 @@ for (const dialect of DIALECTS) {
     const notice = () => page.locator('.notice')
 
     it('is served with a strict policy; a wrong key shows the API message; a write key signs in, kept in sessionStorage only', async () => {
+      const loaded: Response[] = []
+      const onLoad = (answer: Response) => loaded.push(answer)
+      page.on('response', onLoad)
+      const icon = page.waitForResponse((answer) => /favicon/.test(answer.url()))
       const response = await page.goto(`${base}/admin`)
+      // The favicon is one of the page's assets: an SVG from this service, never a 404.
+      const favicon = await icon
+      assert.match(favicon.url(), new RegExp(`^${base}/admin/assets/favicon-\\w+\\.svg$`))
+      assert.equal(favicon.status(), 200)
+      assert.equal(favicon.headers()['content-type'], 'image/svg+xml')
+      page.off('response', onLoad)
+      assert.deepEqual(refusedOf(loaded), [])
       const headers = response!.headers()
       assert.match(headers['content-security-policy']!, /default-src 'self'/)
       assert.match(headers['content-security-policy']!, /frame-ancestors 'none'/)

@@ -14,6 +14,7 @@ import {
   takeFlash,
   useFocusHeading,
 } from './ui.js'
+import { RichText } from './rich-text.js'
 import { Variants } from './variants.js'
 import {
   loadDefinitions,
@@ -47,6 +48,7 @@ const FIELDS: Field[] = [
     kind: 'textarea',
     nullable: true,
     read: (p) => text(p.description),
+    help: 'HTML, as Shopify keeps it. The preview shows it as rendered, without scripts or styles.',
   },
   { api: 'status', label: 'Status', kind: 'status', nullable: false, read: (p) => p.status },
   { api: 'price', label: 'Price', kind: 'number', nullable: false, read: (p) => number(p.price) },
@@ -331,7 +333,7 @@ export function ProductPage({ id, session }: { id: string | null; session: Sessi
       <div class={`field field-${field.api}`} key={field.api}>
         <label for={id}>{field.label}</label>
         {field.kind === 'textarea' ? (
-          <textarea rows={5} {...common} />
+          <textarea rows={8} class="mono" spellcheck={false} {...common} />
         ) : field.kind === 'status' ? (
           <select {...common}>
             {statusChoices(product?.status ?? null).map((status) => (
@@ -361,6 +363,9 @@ export function ProductPage({ id, session }: { id: string | null; session: Sessi
           <p class="field-error" id={`${id}-error`}>
             {messages.join(' ')}
           </p>
+        )}
+        {field.api === 'description' && value(field).trim() !== '' && (
+          <RichText html={value(field)} label="Description preview" />
         )}
       </div>
     )
@@ -450,7 +455,13 @@ export function ProductPage({ id, session }: { id: string | null; session: Sessi
             {FIELDS.map((field) => (
               <div key={field.api}>
                 <dt>{field.label}</dt>
-                <dd>{readOnlyValue(field, product)}</dd>
+                <dd>
+                  {field.api === 'description' && product.description ? (
+                    <RichText html={product.description} label="Description" />
+                  ) : (
+                    readOnlyValue(field, product)
+                  )}
+                </dd>
               </div>
             ))}
           </dl>

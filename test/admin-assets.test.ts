@@ -18,7 +18,8 @@ function assertSecurityHeaders(headers: Record<string, unknown>): void {
     "script-src 'self'",
     "style-src 'self'",
     "connect-src 'self'",
-    "img-src 'self'",
+    // Product thumbnails come from the shop's image host, over https only.
+    "img-src 'self' https:",
     "object-src 'none'",
     "base-uri 'none'",
     "frame-ancestors 'none'",

@@ -444,6 +444,59 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(refusals, ['TypeError', 'TypeError', 'TypeError'])
     })
 
+    it('shows images as thumbnails, and adds, reorders and removes them', async () => {
+      // Images this service serves (the favicon), so the thumbnails load under the policy.
+      const icon = /href="(\/admin\/assets\/favicon-\w+\.svg)"/.exec(
+        (await api.app.inject({ url: '/admin' })).body,
+      )![1]!
+      const url = (name: string) => `${base}${icon}?${name}`
+      const pictured = await api.createProduct({
+        name: 'Pictured Shirt',
+        images: [
+          { url: url('front'), alt: 'Front' },
+          { url: url('back'), alt: 'Back' },
+        ],
+      })
+      await page.goto(`${base}/admin#/products/${pictured.id}`)
+      await page.getByRole('heading', { name: 'Pictured Shirt' }).waitFor()
+      const thumbs = page.getByRole('group', { name: 'Images' }).locator('img.thumb')
+      await thumbs.nth(1).waitFor()
+      await page.waitForFunction(
+        `[...document.querySelectorAll('img.thumb')].every((img) => img.complete && img.naturalWidth > 0)`,
+      )
+      assert.deepEqual(
+        await thumbs.evaluateAll((imgs) => imgs.map((img) => img.getAttribute('alt'))),
+        ['Front', 'Back'],
+      )
+
+      await field('Image URL').fill(url('side'))
+      await field('Alt text').fill('Side')
+      await field('Alt text').press('Enter')
+      await thumbs.nth(2).waitFor()
+      assert.equal(await notice().count(), 0, 'Enter added the image; it did not save')
+      await button('Move image 3 up').click()
+      await button('Remove image 1').click()
+      await field('Alt text of image 2').fill('Back, washed')
+      await checkAccessibility(page, 'images')
+      const patched = page.waitForRequest((request) => request.method() === 'PATCH')
+      await button('Save').click()
+      await notice().getByText('Saved.').waitFor()
+      const images = [
+        { url: url('side'), alt: 'Side' },
+        { url: url('back'), alt: 'Back, washed' },
+      ]
+      assert.deepEqual(JSON.parse((await patched).postData()!), { images })
+      assert.deepEqual((await product(pictured.id)).images, images)
+
+      // An address the API refuses: no thumbnail is tried, and the refusal shows by the images.
+      await field('Image URL').fill('ftp://example.com/shirt.png')
+      await button('Add image').click()
+      await page.getByText('No preview').waitFor()
+      await button('Save').click()
+      await page.locator('#product-images-error').waitFor()
+      assert.deepEqual((await product(pictured.id)).images, images)
+    })
+
     it('deletes a product after asking', async () => {
       await page.goto(`${base}/admin#/products/${productId}`)
       await page.getByRole('heading', { name: 'Linen Shirt' }).waitFor()

@@ -14,6 +14,7 @@ import {
   takeFlash,
   useFocusHeading,
 } from './ui.js'
+import { type Image, ImageList, ImagesEditor } from './images.js'
 import { RichText } from './rich-text.js'
 import { Variants } from './variants.js'
 import {
@@ -143,6 +144,8 @@ export function ProductPage({ id, session }: { id: string | null; session: Sessi
   const [confirming, setConfirming] = useState(false)
   const [definitions, setDefinitions] = useState<MetafieldDefinition[]>([])
   const [metaEdits, setMetaEdits] = useState<Record<string, string | boolean>>({})
+  /** The images as edited, or null while they are as loaded. */
+  const [imageDraft, setImageDraft] = useState<Image[] | null>(null)
   const heading = useFocusHeading()
   useEffect(() => {
     loadDefinitions('product').then(setDefinitions, (caught: unknown) => session.onError(caught))
@@ -165,6 +168,7 @@ export function ProductPage({ id, session }: { id: string | null; session: Sessi
       setProduct(record)
       setVariants(loaded)
       setEdits({})
+      setImageDraft(null)
       setError(null)
       setConflict(false)
     } catch (caught) {
@@ -208,6 +212,7 @@ export function ProductPage({ id, session }: { id: string | null; session: Sessi
       const after = toApi(field, edit)
       if (!same(before, after)) patch[field.api] = after
     }
+    if (imageDraft !== null && !same(imageDraft, product?.images ?? [])) patch.images = imageDraft
     const metafields = metafieldsPatch(definitions, product?.metafields ?? {}, metaEdits)
     if (metafields) patch.metafields = metafields
     return patch
@@ -248,6 +253,7 @@ export function ProductPage({ id, session }: { id: string | null; session: Sessi
     )
     setProduct(data)
     if (patch.metafields) setMetaEdits({})
+    if (patch.images) setImageDraft(null)
     // What was sent is now the product; edits of other fields stay.
     setEdits((current) => {
       const kept = { ...current }
@@ -304,7 +310,8 @@ export function ProductPage({ id, session }: { id: string | null; session: Sessi
   const generalError =
     error instanceof ApiError &&
     !FIELDS.some((field) => fieldMessages(error, field.api).length > 0) &&
-    fieldMessages(error, 'metafields').length === 0
+    fieldMessages(error, 'metafields').length === 0 &&
+    fieldMessages(error, 'images').length === 0
       ? error.message
       : error instanceof ApiError
         ? `${error.message} See the fields below.`
@@ -466,7 +473,7 @@ export function ProductPage({ id, session }: { id: string | null; session: Sessi
             ))}
           </dl>
         </div>
-        <Images product={product} />
+        <ImageList images={product.images} />
         <Variants
           product={product}
           variants={variants}
@@ -504,6 +511,11 @@ export function ProductPage({ id, session }: { id: string | null; session: Sessi
               {input(byApi('barcode'))}
             </div>
           </fieldset>
+          <ImagesEditor
+            images={imageDraft ?? product?.images ?? []}
+            error={error}
+            onChange={setImageDraft}
+          />
           <MetafieldInputs
             idPrefix="product"
             definitions={definitions}
@@ -526,7 +538,6 @@ export function ProductPage({ id, session }: { id: string | null; session: Sessi
           </fieldset>
         </div>
       </form>
-      {product && <Images product={product} />}
       {product && (
         <Variants
           product={product}
@@ -563,23 +574,4 @@ function readOnlyValue(field: Field, product: Product): string {
   if (field.api === 'compare_at_price') return formatPrice(product.compareAtPrice) || '—'
   if (field.api === 'tax_rate') return product.taxRate === null ? '—' : `${product.taxRate} %`
   return field.read(product) || '—'
-}
-
-/** Image URLs as text: the page loads nothing from other hosts. */
-function Images({ product }: { product: Product }) {
-  if (product.images.length === 0) return null
-  return (
-    <div class="card">
-      <h2>Images</h2>
-      <p class="help">Shown as addresses; the admin loads nothing from other sites.</p>
-      <ul class="images">
-        {product.images.map((image, index) => (
-          <li key={index}>
-            <span class="mono">{image.url}</span>
-            {image.alt && <span class="muted"> — {image.alt}</span>}
-          </li>
-        ))}
-      </ul>
-    </div>
-  )
 }

@@ -510,6 +510,62 @@ for (const dialect of DIALECTS) {
       assert.equal((await api.get(`/products/${productId}`)).statusCode, 404)
     })
 
+    it('holds its layout at 390, 768 and 1280 px wide', async () => {
+      const long = await api.createProduct({
+        name: 'Heavyweight Organic Cotton Hooded Sweatshirt',
+        description: '<p>Brushed <strong>organic cotton</strong>, 480 g/m².</p>',
+        price: 69.9,
+        vendor: 'Atelier Lyon',
+        tags: ['cotton', 'winter'],
+      })
+      await addVariant(api, long.id, {
+        name: 'Extra Large / Heather Grey',
+        sku: 'HW-HOOD-XL-HEATHER-GREY',
+        price: 74.9,
+        options: { size: 'XL', color: 'heather grey' },
+      })
+      /** Fails when the page scrolls sideways, or when an element's text takes over 2 lines. */
+      const assertHolds = async (at: Page, width: number, screen: string, selector: string) => {
+        const layout = await at.evaluate(
+          `(() => {
+            const lines = [...document.querySelectorAll(${JSON.stringify(selector)})].map((element) => {
+              // The lines its text takes: one box per line, whatever the height of its cell.
+              const range = document.createRange()
+              range.selectNodeContents(element)
+              return new Set([...range.getClientRects()].map((box) => Math.round(box.top))).size
+            })
+            return { scrollWidth: document.documentElement.scrollWidth, lines }
+          })()`,
+        )
+        const { scrollWidth, lines } = layout as { scrollWidth: number; lines: number[] }
+        assert.ok(
+          scrollWidth <= width,
+          `${screen} at ${width} px: the page is ${scrollWidth} px wide`,
+        )
+        assert.ok(lines.length > 0, `${screen} at ${width} px: ${selector} is there`)
+        assert.ok(
+          Math.max(...lines) <= 2,
+          `${screen} at ${width} px: ${selector} takes ${Math.max(...lines)} lines`,
+        )
+      }
+      for (const width of [390, 768, 1280]) {
+        const at = await pageOfItsOwn(base, cleanups, api.key, { width, height: 844 })
+        await at.page.getByRole('heading', { name: 'Products', exact: true }).waitFor()
+        await at.page.getByRole('link', { name: long.name }).waitFor()
+        await screenshot(at.page, dialect, `13-products-${width}`)
+        await assertHolds(at.page, width, 'products', 'main table tbody td:first-child a')
+        await at.page.getByRole('link', { name: long.name }).click()
+        await at.page.getByRole('heading', { name: long.name }).waitFor()
+        await at.page
+          .getByRole('cell', { name: 'Extra Large / Heather Grey', exact: true })
+          .waitFor()
+        await screenshot(at.page, dialect, `14-product-${width}`)
+        await assertHolds(at.page, width, 'product', 'main h1')
+        await assertHolds(at.page, width, 'product', 'section.variants tbody td:first-child')
+        assert.deepEqual(at.problems, [])
+      }
+    })
+
     it('a read key sees everything and no edit control', async () => {
       const readKey = await api.newKey({ scopes: ['read'] })
       const shown = await api.createProduct({

@@ -174,7 +174,7 @@ export function ProductList({ session }: { session: Session }) {
         </nav>
       )}
       <div class="card table-card">
-        <table class="table">
+        <table class="table table-stack">
           <caption class="visually-hidden">
             {filters.q.trim() ? 'Products found, best match first' : 'Products, newest first'}
           </caption>
@@ -195,12 +195,16 @@ export function ProductList({ session }: { session: Session }) {
                 <td>
                   <a href={`#/products/${encodeURIComponent(product.id)}`}>{product.name}</a>
                 </td>
-                <td class="mono">{product.slug}</td>
-                <td>
+                <td class="mono" data-label="Slug">
+                  {product.slug}
+                </td>
+                <td data-label="Status">
                   <StatusBadge status={product.status} />
                 </td>
-                <td class="number">{formatPrice(product.price)}</td>
-                <td>
+                <td class="number" data-label="Price">
+                  {formatPrice(product.price)}
+                </td>
+                <td data-label="Last updated">
                   <time dateTime={product.updatedAt}>{formatDate(product.updatedAt)}</time>
                 </td>
               </tr>

@@ -510,6 +510,34 @@ for (const dialect of DIALECTS) {
       assert.equal((await api.get(`/products/${productId}`)).statusCode, 404)
     })
 
+    it('shows prices the same way everywhere: 69.90 in lists and inputs alike', async () => {
+      const priced = await api.createProduct({
+        name: 'Priced Scarf',
+        price: 69.9,
+        compare_at_price: 79,
+        tags: ['priced'],
+      })
+      await addVariant(api, priced.id, { name: 'Wool', sku: 'SCARF-WOOL', price: 74.5 })
+      await page.goto(`${base}/admin#/products`)
+      await field('Tag').fill('priced')
+      await button('Filter').click()
+      const row = page.locator('main table tbody tr').filter({ hasText: 'Priced Scarf' })
+      await row.waitFor()
+      assert.equal(await row.locator('td.number').textContent(), '69.90')
+      await row.getByRole('link', { name: 'Priced Scarf' }).click()
+      await page.getByRole('heading', { name: 'Priced Scarf' }).waitFor()
+      assert.equal(await field('Price').inputValue(), '69.90')
+      assert.equal(await field('Compare-at price').inputValue(), '79.00')
+      const variants = page.locator('section.variants')
+      assert.equal(await variants.locator('tbody td.number').first().textContent(), '74.50')
+      await page.getByRole('button', { name: 'Edit variant Wool' }).click()
+      assert.equal(await field('Variant price').inputValue(), '74.50')
+      await variants.getByRole('button', { name: 'Cancel' }).click()
+      // A formatted price is not a change: Save sends nothing.
+      await button('Save').click()
+      await notice().getByText('Nothing changed.').waitFor()
+    })
+
     it('holds its layout at 390, 768 and 1280 px wide', async () => {
       const long = await api.createProduct({
         name: 'Heavyweight Organic Cotton Hooded Sweatshirt',

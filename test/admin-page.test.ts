@@ -367,6 +367,62 @@ for (const dialect of DIALECTS) {
       await listed('Clear', 'limit=')
     })
 
+    it('keeps the filters, the search and the page in the address: Back, a reload and "← Products" restore them', async () => {
+      const rows = page.locator('main table tbody tr')
+      const hash = () => new URL(page.url()).hash
+      /** Waits for the list's answer to a query with `query` in it, after `act`. */
+      const listed = async (query: string, act: () => Promise<unknown>) => {
+        const answered = page.waitForResponse(
+          (response) => response.url().includes('/products?') && response.url().includes(query),
+        )
+        await act()
+        await answered
+      }
+      await page.goto(`${base}/admin#/products`)
+      await listed('limit=', () => page.reload())
+      await field('Search').fill('bulk')
+      await field('Tag').fill('bulk')
+      await listed('tag=bulk', () => button('Filter').click())
+      assert.equal(hash(), '#/products?q=bulk&tag=bulk')
+      await listed('cursor=', () => button('Next').click())
+      await page.getByText('Page 2').waitFor()
+      assert.match(hash(), /^#\/products\?q=bulk&tag=bulk&cursor=[\w-]+$/)
+      const secondPage = await rows.locator('td:first-child').allTextContents()
+
+      // Into a product and back with the browser's Back: the same page of the same search.
+      await rows.first().locator('a').click()
+      await page.getByRole('link', { name: '← Products' }).waitFor()
+      await listed('cursor=', () => page.goBack())
+      await page.getByText('Page 2').waitFor()
+      assert.equal(await field('Search').inputValue(), 'bulk')
+      assert.equal(await field('Tag').inputValue(), 'bulk')
+      assert.deepEqual(await rows.locator('td:first-child').allTextContents(), secondPage)
+      // Back again: page 1 of the search; once more: the list before any filter.
+      await listed('tag=bulk', () => page.goBack())
+      await page.getByText('Page 1').waitFor()
+      assert.equal(await rows.count(), 20)
+      await listed('limit=', () => page.goBack())
+      assert.equal(await field('Tag').inputValue(), '')
+      assert.equal(await field('Search').inputValue(), '')
+      await page.goForward()
+      await page.goForward()
+      await page.getByText('Page 2').waitFor()
+
+      // A reload, and the product page's way back, keep the place too.
+      await listed('cursor=', () => page.reload())
+      await page.getByText('Page 2').waitFor()
+      assert.equal(await field('Tag').inputValue(), 'bulk')
+      await rows.first().locator('a').click()
+      await listed('cursor=', () => page.getByRole('link', { name: '← Products' }).click())
+      await page.getByText('Page 2').waitFor()
+      assert.deepEqual(await rows.locator('td:first-child').allTextContents(), secondPage)
+      await listed('limit=', () =>
+        page.getByRole('link', { name: 'Products', exact: true }).click(),
+      )
+      assert.equal(hash(), '#/products')
+      assert.equal(await field('Tag').inputValue(), '')
+    })
+
     it('renders a name full of HTML as text', async () => {
       const xss = await api.createProduct({ name: XSS_NAME, vendor: '<b>bold</b>' })
       await page.goto(`${base}/admin#/products/${xss.id}`)

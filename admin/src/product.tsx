@@ -16,6 +16,7 @@ import {
 } from './ui.js'
 import { type Image, ImageList, ImagesEditor } from './images.js'
 import { RichText } from './rich-text.js'
+import { listAddress } from './products.js'
 import { Variants } from './variants.js'
 import {
   loadDefinitions,
@@ -291,7 +292,7 @@ export function ProductPage({ id, session }: { id: string | null; session: Sessi
         version: product!.version,
       })
       setFlash(`Deleted “${product!.name}”.`)
-      navigate('#/products')
+      navigate(listAddress())
     } catch (caught) {
       fail(caught)
     } finally {
@@ -302,7 +303,7 @@ export function ProductPage({ id, session }: { id: string | null; session: Sessi
   if (loadError) {
     return (
       <section>
-        <a href="#/products">← Products</a>
+        <a href={listAddress()}>← Products</a>
         <h1 ref={heading} tabIndex={-1}>
           Product
         </h1>
@@ -387,7 +388,7 @@ export function ProductPage({ id, session }: { id: string | null; session: Sessi
   const header = (
     <div class="page-head">
       <div>
-        <a class="back" href="#/products">
+        <a class="back" href={listAddress()}>
           ← Products
         </a>
         <h1 ref={heading} tabIndex={-1}>

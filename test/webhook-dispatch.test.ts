@@ -867,10 +867,18 @@ describeEachDialect('webhook deliveries routes', (dialect) => {
         'lastStatusCode',
         'nextAttemptAt',
         'status',
+        'subject',
       ])
       assert.equal(d.status, 'pending')
       assert.equal(d.eventType, 'product.created')
     }
+    // Each names what its event was about, from the event's record.
+    const byId = new Map(products.map((product) => [product.id, product]))
+    for (const d of seen) {
+      const product = byId.get(d.subject.id)!
+      assert.deepEqual(d.subject, { id: product.id, name: product.name, sku: null })
+    }
+    assert.equal(new Set(seen.map((d) => d.subject.id)).size, 5)
     const other = await s.api.newKey({ store: 'store-b' })
     let res = await s.api.get(`/webhook-endpoints/${endpoint}/deliveries`, other)
     assert.equal(res.statusCode, 404, res.body)

@@ -102,6 +102,8 @@ export interface WebhookDelivery {
   lastAttemptAt: string | null
   lastStatusCode: number | null
   nextAttemptAt: string | null
+  /** What the event was about (in lists only): null once the event is past its retention. */
+  subject?: { id: string; name: string; sku: string | null } | null
 }
 
 export interface FieldProblem {

@@ -8527,7 +8527,12 @@ export interface operations {
            *           "attempts": 1,
            *           "lastAttemptAt": "2026-11-25T10:00:05.120Z",
            *           "lastStatusCode": 503,
-           *           "nextAttemptAt": "2026-11-25T10:05:10.004Z"
+           *           "nextAttemptAt": "2026-11-25T10:05:10.004Z",
+           *           "subject": {
+           *             "id": "01936d1e-5f6f-7b20-8a3c-1d2e3f4a5b6c",
+           *             "name": "Linen Shirt",
+           *             "sku": "LIN-SHIRT"
+           *           }
            *         }
            *       ],
            *       "nextCursor": null
@@ -8559,6 +8564,15 @@ export interface operations {
                * @description When the next attempt is due; null unless pending
                */
               nextAttemptAt: string | null
+              /** @description The product or variant the event was about, as the event carries it; null once the event is past its retention (`EVENT_RETENTION_DAYS`) */
+              subject: {
+                /** @description The product's or variant's id */
+                id: string
+                /** @description Its name when the event happened */
+                name: string
+                /** @description Its sku when the event happened */
+                sku: string | null
+              } | null
             }[]
             /** @description Pass as cursor for the next page; null on the last */
             nextCursor: string | null

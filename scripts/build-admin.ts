@@ -1,6 +1,7 @@
 // npm run build (after tsc): bundles the admin page (admin/) into dist/admin-ui, with a hash
 // of each asset's content in its name, an index.html that names them, and brotli and gzip
 // forms of every file, so the service sends them compressed without compressing per request.
+import { createHash } from 'node:crypto'
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { basename } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -33,13 +34,20 @@ const script = outputs.find((name) => name.endsWith('.js'))
 const style = outputs.find((name) => name.endsWith('.css'))
 if (!script || !style) throw new Error(`esbuild wrote no script or style: ${outputs.join(', ')}`)
 
+// The favicon: an asset like the others (hashed name, cached for a year), so no request of
+// the page answers 404 and the policy needs no data: source.
+const faviconBody = await readFile(root('admin/favicon.svg'))
+const favicon = `favicon-${createHash('sha256').update(faviconBody).digest('hex').slice(0, 8)}.svg`
+await writeFile(`${OUT}/assets/${favicon}`, faviconBody)
+
 const template = await readFile(root('admin/index.html'), 'utf8')
 const html = template
   .replace('{{script}}', `/admin/assets/${script}`)
   .replace('{{style}}', `/admin/assets/${style}`)
+  .replace('{{favicon}}', `/admin/assets/${favicon}`)
 await writeFile(`${OUT}/index.html`, html)
 
-for (const file of ['index.html', `assets/${script}`, `assets/${style}`]) {
+for (const file of ['index.html', `assets/${script}`, `assets/${style}`, `assets/${favicon}`]) {
   const body = await readFile(`${OUT}/${file}`)
   await writeFile(
     `${OUT}/${file}.br`,

@@ -18,11 +18,14 @@ function assertSecurityHeaders(headers: Record<string, unknown>): void {
     "script-src 'self'",
     "style-src 'self'",
     "connect-src 'self'",
-    "img-src 'self'",
+    // Product thumbnails come from the shop's image host, over https only.
+    "img-src 'self' https:",
     "object-src 'none'",
     "base-uri 'none'",
     "frame-ancestors 'none'",
     "require-trusted-types-for 'script'",
+    // One policy, DOMPurify's: descriptions are HTML, rendered only as it sanitizes them.
+    'trusted-types dompurify',
   ]) {
     assert.ok(policy.split('; ').includes(directive), `${directive} in ${policy}`)
   }
@@ -46,6 +49,14 @@ it(
       assert.match(response.body, /<script type="module" src="\/admin\/assets\/main-\w+\.js">/)
       // No inline script or style: the policy would refuse them.
       assert.doesNotMatch(response.body, /<script>|<style|style=/)
+      // The favicon: an asset of the build, so a browser's first load has no 404.
+      const icon =
+        /<link rel="icon" type="image\/svg\+xml" href="(\/admin\/assets\/favicon-\w+\.svg)"/
+      const favicon = await app.inject({ url: icon.exec(response.body)![1]! })
+      assert.equal(favicon.statusCode, 200)
+      assert.equal(favicon.headers['content-type'], 'image/svg+xml')
+      assert.equal(favicon.headers['cache-control'], 'public, max-age=31536000, immutable')
+      assert.match(favicon.body, /^<svg /)
     }
   },
 )

@@ -62,8 +62,9 @@ export async function pageOfItsOwn(
   base: string,
   cleanups: (() => unknown)[],
   key?: string,
+  viewport = { width: 1280, height: 900 },
 ): Promise<Watched> {
-  const context = await (await launch()).newContext({ viewport: { width: 1280, height: 900 } })
+  const context = await (await launch()).newContext({ viewport })
   cleanups.push(() => context.close())
   const watched = await openPage(context)
   await watched.page.goto(`${base}/admin`)

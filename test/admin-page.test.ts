@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
-import { type BrowserContext, type Page, type Request } from 'playwright-core'
+import { type BrowserContext, type Page, type Request, type Response } from 'playwright-core'
 import {
   assertOnlyTheService,
   checkAccessibility,
@@ -15,6 +15,13 @@ import {
 import { addVariant, buildTestApi, DIALECTS, POSTGRES_URL, type TestApi } from './helpers.js'
 
 const XSS_NAME = '<img src=x onerror=alert(1)>'
+
+/** The answers of 400 or more, as "METHOD url status". */
+function refusedOf(answers: (Response | null)[]): string[] {
+  return answers
+    .filter((answer): answer is Response => answer !== null && answer.status() >= 400)
+    .map((answer) => `${answer.request().method()} ${answer.url()} ${answer.status()}`)
+}
 
 for (const dialect of DIALECTS) {
   describe(`admin page [${dialect}]`, { skip, timeout: 180_000 }, () => {
@@ -44,7 +51,18 @@ for (const dialect of DIALECTS) {
     const notice = () => page.locator('.notice')
 
     it('is served with a strict policy; a wrong key shows the API message; a write key signs in, kept in sessionStorage only', async () => {
+      const loaded: Response[] = []
+      const onLoad = (answer: Response) => loaded.push(answer)
+      page.on('response', onLoad)
+      const icon = page.waitForResponse((answer) => /favicon/.test(answer.url()))
       const response = await page.goto(`${base}/admin`)
+      // The favicon is one of the page's assets: an SVG from this service, never a 404.
+      const favicon = await icon
+      assert.match(favicon.url(), new RegExp(`^${base}/admin/assets/favicon-\\w+\\.svg$`))
+      assert.equal(favicon.status(), 200)
+      assert.equal(favicon.headers()['content-type'], 'image/svg+xml')
+      page.off('response', onLoad)
+      assert.deepEqual(refusedOf(loaded), [])
       const headers = response!.headers()
       assert.match(headers['content-security-policy']!, /default-src 'self'/)
       assert.match(headers['content-security-policy']!, /frame-ancestors 'none'/)
@@ -70,8 +88,16 @@ for (const dialect of DIALECTS) {
         }
       })
       assert.deepEqual(focused, { text: 'Sign in', outline: 'solid' })
+      const answers: Response[] = []
+      const onResponse = (answer: Response) => answers.push(answer)
+      page.on('response', onResponse)
       await page.keyboard.press('Enter')
       await page.getByRole('heading', { name: 'Products', exact: true }).waitFor()
+      await page.locator('main table tbody[aria-busy="false"]').waitFor()
+      page.off('response', onResponse)
+      // The key's scopes come from GET /me: signing in asks nothing that is refused.
+      assert.deepEqual(refusedOf(answers), [])
+      assert.ok(answers.some((answer) => answer.url() === `${base}/api/commerce/v1/me`))
       const stored = await page.evaluate(() => {
         const browser = globalThis as any
         return {
@@ -341,6 +367,62 @@ for (const dialect of DIALECTS) {
       await listed('Clear', 'limit=')
     })
 
+    it('keeps the filters, the search and the page in the address: Back, a reload and "← Products" restore them', async () => {
+      const rows = page.locator('main table tbody tr')
+      const hash = () => new URL(page.url()).hash
+      /** Waits for the list's answer to a query with `query` in it, after `act`. */
+      const listed = async (query: string, act: () => Promise<unknown>) => {
+        const answered = page.waitForResponse(
+          (response) => response.url().includes('/products?') && response.url().includes(query),
+        )
+        await act()
+        await answered
+      }
+      await page.goto(`${base}/admin#/products`)
+      await listed('limit=', () => page.reload())
+      await field('Search').fill('bulk')
+      await field('Tag').fill('bulk')
+      await listed('tag=bulk', () => button('Filter').click())
+      assert.equal(hash(), '#/products?q=bulk&tag=bulk')
+      await listed('cursor=', () => button('Next').click())
+      await page.getByText('Page 2').waitFor()
+      assert.match(hash(), /^#\/products\?q=bulk&tag=bulk&cursor=[\w-]+$/)
+      const secondPage = await rows.locator('td:first-child').allTextContents()
+
+      // Into a product and back with the browser's Back: the same page of the same search.
+      await rows.first().locator('a').click()
+      await page.getByRole('link', { name: '← Products' }).waitFor()
+      await listed('cursor=', () => page.goBack())
+      await page.getByText('Page 2').waitFor()
+      assert.equal(await field('Search').inputValue(), 'bulk')
+      assert.equal(await field('Tag').inputValue(), 'bulk')
+      assert.deepEqual(await rows.locator('td:first-child').allTextContents(), secondPage)
+      // Back again: page 1 of the search; once more: the list before any filter.
+      await listed('tag=bulk', () => page.goBack())
+      await page.getByText('Page 1').waitFor()
+      assert.equal(await rows.count(), 20)
+      await listed('limit=', () => page.goBack())
+      assert.equal(await field('Tag').inputValue(), '')
+      assert.equal(await field('Search').inputValue(), '')
+      await page.goForward()
+      await page.goForward()
+      await page.getByText('Page 2').waitFor()
+
+      // A reload, and the product page's way back, keep the place too.
+      await listed('cursor=', () => page.reload())
+      await page.getByText('Page 2').waitFor()
+      assert.equal(await field('Tag').inputValue(), 'bulk')
+      await rows.first().locator('a').click()
+      await listed('cursor=', () => page.getByRole('link', { name: '← Products' }).click())
+      await page.getByText('Page 2').waitFor()
+      assert.deepEqual(await rows.locator('td:first-child').allTextContents(), secondPage)
+      await listed('limit=', () =>
+        page.getByRole('link', { name: 'Products', exact: true }).click(),
+      )
+      assert.equal(hash(), '#/products')
+      assert.equal(await field('Tag').inputValue(), '')
+    })
+
     it('renders a name full of HTML as text', async () => {
       const xss = await api.createProduct({ name: XSS_NAME, vendor: '<b>bold</b>' })
       await page.goto(`${base}/admin#/products/${xss.id}`)
@@ -354,6 +436,123 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(watched.dialogs, [])
     })
 
+    it('renders a description as sanitized HTML, edited in an HTML box with a preview', async () => {
+      const problemsBefore = watched.problems.length
+      const described = await api.createProduct({
+        name: 'Described Shirt',
+        description:
+          '<p onclick="alert(1)" style="color:red" class="notice">Washed <strong>linen</strong>.</p>' +
+          '<ul><li>Relaxed fit</li><li>Made in <a href="javascript:alert(2)">Lyon</a></li></ul>' +
+          '<script>alert(3)</script><iframe src="/admin"></iframe><style>body{display:none}</style>',
+      })
+      await page.goto(`${base}/admin#/products/${described.id}`)
+      await page.getByRole('heading', { name: 'Described Shirt' }).waitFor()
+      const preview = page.getByRole('region', { name: 'Description preview' })
+      await preview.locator('strong').getByText('linen').waitFor()
+      assert.deepEqual(await preview.locator('li').allTextContents(), [
+        'Relaxed fit',
+        'Made in Lyon',
+      ])
+      assert.equal(await preview.locator('script, iframe, style, .notice').count(), 0)
+      const kept = await preview.evaluate((box) =>
+        [...box.querySelectorAll('*')].flatMap((element) =>
+          [...element.attributes].map((attribute) => `${element.tagName}.${attribute.name}`),
+        ),
+      )
+      assert.deepEqual(kept, [], 'no handler, style, class or javascript: link is kept')
+      assert.match(await field('Description').inputValue(), /^<p onclick=/)
+      // DOMPurify parses in a document of this page, so the policy refuses (and reports) the
+      // inline handler and style before DOMPurify removes them: expected, and nothing else.
+      const reported = watched.problems.splice(problemsBefore)
+      assert.ok(reported.length > 0)
+      for (const report of reported) {
+        assert.match(
+          report,
+          /^console error: (Executing inline event handler|Applying inline style) violates the following Content Security Policy directive .* The action has been blocked\.$/,
+        )
+      }
+      await checkAccessibility(page, 'description preview')
+
+      await field('Description').fill('<p>New <em onmouseover="alert(4)">text</em></p>')
+      await preview.locator('em').getByText('text').waitFor()
+      assert.equal(await preview.locator('em').getAttribute('onmouseover'), null)
+      for (const report of watched.problems.splice(problemsBefore)) {
+        assert.match(report, /^console error: Executing inline event handler violates/)
+      }
+      await button('Save').click()
+      await notice().getByText('Saved.').waitFor()
+      assert.equal(
+        (await product(described.id)).description,
+        '<p>New <em onmouseover="alert(4)">text</em></p>',
+        'the HTML is kept as typed; only its rendering is sanitized',
+      )
+      assert.deepEqual(watched.dialogs, [])
+
+      // The policy still refuses any other way to HTML: a string to innerHTML, a new policy.
+      const other = await pageOfItsOwn(base, cleanups)
+      await other.page.getByLabel('API key').waitFor()
+      // A string script: the test's compiler would wrap a named function in a helper the page lacks.
+      const refusals = await other.page.evaluate(`[
+        () => { document.body.innerHTML = '<b>x</b>' },
+        () => trustedTypes.createPolicy('other', { createHTML: (x) => x }),
+        () => trustedTypes.createPolicy('dompurify', { createHTML: (x) => x }),
+      ].map((work) => { try { work(); return 'allowed' } catch (error) { return error.name } })`)
+      assert.deepEqual(refusals, ['TypeError', 'TypeError', 'TypeError'])
+    })
+
+    it('shows images as thumbnails, and adds, reorders and removes them', async () => {
+      // Images this service serves (the favicon), so the thumbnails load under the policy.
+      const icon = /href="(\/admin\/assets\/favicon-\w+\.svg)"/.exec(
+        (await api.app.inject({ url: '/admin' })).body,
+      )![1]!
+      const url = (name: string) => `${base}${icon}?${name}`
+      const pictured = await api.createProduct({
+        name: 'Pictured Shirt',
+        images: [
+          { url: url('front'), alt: 'Front' },
+          { url: url('back'), alt: 'Back' },
+        ],
+      })
+      await page.goto(`${base}/admin#/products/${pictured.id}`)
+      await page.getByRole('heading', { name: 'Pictured Shirt' }).waitFor()
+      const thumbs = page.getByRole('group', { name: 'Images' }).locator('img.thumb')
+      await thumbs.nth(1).waitFor()
+      await page.waitForFunction(
+        `[...document.querySelectorAll('img.thumb')].every((img) => img.complete && img.naturalWidth > 0)`,
+      )
+      assert.deepEqual(
+        await thumbs.evaluateAll((imgs) => imgs.map((img) => img.getAttribute('alt'))),
+        ['Front', 'Back'],
+      )
+
+      await field('Image URL').fill(url('side'))
+      await field('Alt text').fill('Side')
+      await field('Alt text').press('Enter')
+      await thumbs.nth(2).waitFor()
+      assert.equal(await notice().count(), 0, 'Enter added the image; it did not save')
+      await button('Move image 3 up').click()
+      await button('Remove image 1').click()
+      await field('Alt text of image 2').fill('Back, washed')
+      await checkAccessibility(page, 'images')
+      const patched = page.waitForRequest((request) => request.method() === 'PATCH')
+      await button('Save').click()
+      await notice().getByText('Saved.').waitFor()
+      const images = [
+        { url: url('side'), alt: 'Side' },
+        { url: url('back'), alt: 'Back, washed' },
+      ]
+      assert.deepEqual(JSON.parse((await patched).postData()!), { images })
+      assert.deepEqual((await product(pictured.id)).images, images)
+
+      // An address the API refuses: no thumbnail is tried, and the refusal shows by the images.
+      await field('Image URL').fill('ftp://example.com/shirt.png')
+      await button('Add image').click()
+      await page.getByText('No preview').waitFor()
+      await button('Save').click()
+      await page.locator('#product-images-error').waitFor()
+      assert.deepEqual((await product(pictured.id)).images, images)
+    })
+
     it('deletes a product after asking', async () => {
       await page.goto(`${base}/admin#/products/${productId}`)
       await page.getByRole('heading', { name: 'Linen Shirt' }).waitFor()
@@ -365,6 +564,90 @@ for (const dialect of DIALECTS) {
       await page.getByRole('heading', { name: 'Products', exact: true }).waitFor()
       await notice().getByText('Deleted “Linen Shirt”.').waitFor()
       assert.equal((await api.get(`/products/${productId}`)).statusCode, 404)
+    })
+
+    it('shows prices the same way everywhere: 69.90 in lists and inputs alike', async () => {
+      const priced = await api.createProduct({
+        name: 'Priced Scarf',
+        price: 69.9,
+        compare_at_price: 79,
+        tags: ['priced'],
+      })
+      await addVariant(api, priced.id, { name: 'Wool', sku: 'SCARF-WOOL', price: 74.5 })
+      await page.goto(`${base}/admin#/products`)
+      await field('Tag').fill('priced')
+      await button('Filter').click()
+      const row = page.locator('main table tbody tr').filter({ hasText: 'Priced Scarf' })
+      await row.waitFor()
+      assert.equal(await row.locator('td.number').textContent(), '69.90')
+      await row.getByRole('link', { name: 'Priced Scarf' }).click()
+      await page.getByRole('heading', { name: 'Priced Scarf' }).waitFor()
+      assert.equal(await field('Price').inputValue(), '69.90')
+      assert.equal(await field('Compare-at price').inputValue(), '79.00')
+      const variants = page.locator('section.variants')
+      assert.equal(await variants.locator('tbody td.number').first().textContent(), '74.50')
+      await page.getByRole('button', { name: 'Edit variant Wool' }).click()
+      assert.equal(await field('Variant price').inputValue(), '74.50')
+      await variants.getByRole('button', { name: 'Cancel' }).click()
+      // A formatted price is not a change: Save sends nothing.
+      await button('Save').click()
+      await notice().getByText('Nothing changed.').waitFor()
+    })
+
+    it('holds its layout at 390, 768 and 1280 px wide', async () => {
+      const long = await api.createProduct({
+        name: 'Heavyweight Organic Cotton Hooded Sweatshirt',
+        description: '<p>Brushed <strong>organic cotton</strong>, 480 g/m².</p>',
+        price: 69.9,
+        vendor: 'Atelier Lyon',
+        tags: ['cotton', 'winter'],
+      })
+      await addVariant(api, long.id, {
+        name: 'Extra Large / Heather Grey',
+        sku: 'HW-HOOD-XL-HEATHER-GREY',
+        price: 74.9,
+        options: { size: 'XL', color: 'heather grey' },
+      })
+      /** Fails when the page scrolls sideways, or when an element's text takes over 2 lines. */
+      const assertHolds = async (at: Page, width: number, screen: string, selector: string) => {
+        const layout = await at.evaluate(
+          `(() => {
+            const lines = [...document.querySelectorAll(${JSON.stringify(selector)})].map((element) => {
+              // The lines its text takes: one box per line, whatever the height of its cell.
+              const range = document.createRange()
+              range.selectNodeContents(element)
+              return new Set([...range.getClientRects()].map((box) => Math.round(box.top))).size
+            })
+            return { scrollWidth: document.documentElement.scrollWidth, lines }
+          })()`,
+        )
+        const { scrollWidth, lines } = layout as { scrollWidth: number; lines: number[] }
+        assert.ok(
+          scrollWidth <= width,
+          `${screen} at ${width} px: the page is ${scrollWidth} px wide`,
+        )
+        assert.ok(lines.length > 0, `${screen} at ${width} px: ${selector} is there`)
+        assert.ok(
+          Math.max(...lines) <= 2,
+          `${screen} at ${width} px: ${selector} takes ${Math.max(...lines)} lines`,
+        )
+      }
+      for (const width of [390, 768, 1280]) {
+        const at = await pageOfItsOwn(base, cleanups, api.key, { width, height: 844 })
+        await at.page.getByRole('heading', { name: 'Products', exact: true }).waitFor()
+        await at.page.getByRole('link', { name: long.name }).waitFor()
+        await screenshot(at.page, dialect, `16-products-${width}`)
+        await assertHolds(at.page, width, 'products', 'main table tbody td:first-child a')
+        await at.page.getByRole('link', { name: long.name }).click()
+        await at.page.getByRole('heading', { name: long.name }).waitFor()
+        await at.page
+          .getByRole('cell', { name: 'Extra Large / Heather Grey', exact: true })
+          .waitFor()
+        await screenshot(at.page, dialect, `17-product-${width}`)
+        await assertHolds(at.page, width, 'product', 'main h1')
+        await assertHolds(at.page, width, 'product', 'section.variants tbody td:first-child')
+        assert.deepEqual(at.problems, [])
+      }
     })
 
     it('a read key sees everything and no edit control', async () => {
@@ -392,6 +675,8 @@ for (const dialect of DIALECTS) {
       const readPage = reader.page
       await readPage.getByRole('heading', { name: 'Products', exact: true }).waitFor()
       await readPage.getByText('Read only', { exact: true }).waitFor()
+      const readAnswers = await Promise.all(reader.requests.map((request) => request.response()))
+      assert.deepEqual(refusedOf(readAnswers), [], 'a read key learns its scopes without a 403')
       assert.equal(await readPage.getByRole('button', { name: 'New product' }).count(), 0)
       await readPage.getByRole('link', { name: 'Read Only Tee' }).click()
       await readPage.getByRole('heading', { name: 'Read Only Tee' }).waitFor()

@@ -18,6 +18,7 @@ import { startDispatcher, type DispatcherOptions } from '../src/webhooks/dispatc
 import { createSender } from '../src/webhooks/sender.js'
 import { readFeed } from './event-helpers.js'
 import {
+  addVariant,
   API,
   buildTestApi,
   createTestSchema,
@@ -867,10 +868,18 @@ describeEachDialect('webhook deliveries routes', (dialect) => {
         'lastStatusCode',
         'nextAttemptAt',
         'status',
+        'subject',
       ])
       assert.equal(d.status, 'pending')
       assert.equal(d.eventType, 'product.created')
     }
+    // Each names what its event was about, from the event's record.
+    const byId = new Map(products.map((product) => [product.id, product]))
+    for (const d of seen) {
+      const product = byId.get(d.subject.id)!
+      assert.deepEqual(d.subject, { id: product.id, name: product.name, sku: null })
+    }
+    assert.equal(new Set(seen.map((d) => d.subject.id)).size, 5)
     const other = await s.api.newKey({ store: 'store-b' })
     let res = await s.api.get(`/webhook-endpoints/${endpoint}/deliveries`, other)
     assert.equal(res.statusCode, 404, res.body)
@@ -885,6 +894,30 @@ describeEachDialect('webhook deliveries routes', (dialect) => {
     assert.equal(res.statusCode, 403, res.body)
     res = await s.api.get(`/webhook-endpoints/${endpoint}/deliveries?cursor=nonsense`)
     assert.equal(res.statusCode, 400, res.body)
+  })
+
+  it("names a variant's delivery by the variant, a deleted product's by the product as it was; null once the event is pruned", async (t) => {
+    const s = await setup(t, dialect)
+    const endpoint = await s.endpoint('/subjects')
+    const product = await s.api.createProduct({ name: 'Wool Hat', sku: 'HAT' })
+    const variant = await addVariant(s.api, product.id, { name: 'Red', sku: 'HAT-RED' })
+    assert.equal((await s.api.delete(`/products/${product.id}`)).statusCode, 200)
+    const list = async () =>
+      (await s.api.get(`/webhook-endpoints/${endpoint}/deliveries`)).json().data as Record<
+        string,
+        any
+      >[]
+    const subjects = (await list()).map((d) => [d.eventType, d.subject])
+    assert.deepEqual(subjects, [
+      ['product.deleted', { id: product.id, name: 'Wool Hat', sku: 'HAT' }],
+      ['variant.created', { id: variant.id, name: 'Red', sku: 'HAT-RED' }],
+      ['product.created', { id: product.id, name: 'Wool Hat', sku: 'HAT' }],
+    ])
+    await s.api.database.kysely.deleteFrom('events').execute()
+    assert.deepEqual(
+      (await list()).map((d) => d.subject),
+      [null, null, null],
+    )
   })
 
   it('a manual retry makes one more attempt now; a failed delivery failing again stays failed', async (t) => {

@@ -102,6 +102,8 @@ export interface WebhookDelivery {
   lastAttemptAt: string | null
   lastStatusCode: number | null
   nextAttemptAt: string | null
+  /** What the event was about (in lists only): null once the event is past its retention. */
+  subject?: { id: string; name: string; sku: string | null } | null
 }
 
 export interface FieldProblem {
@@ -206,23 +208,17 @@ async function refusal(response: Response): Promise<ApiError> {
   )
 }
 
-const NIL_ID = '00000000-0000-0000-0000-000000000000'
+/** The calling key, as GET /me answers: its store and what it may do. */
+export interface Me {
+  keyId: string
+  store: string
+  scopes: ('read' | 'write')[]
+}
 
-/**
- * Whether a key may write. The API has no "who am I" route; its checks run in a documented
- * order (authentication, rate limit, scope, body, existence), so an empty merge patch of a
- * product that cannot exist answers 403 to a key without `write` and 404 to one with it.
- * It can change nothing either way.
- */
+/** Whether a key may write, from GET /me (a wrong key is refused there with the API's message). */
 export async function canWrite(key: string): Promise<boolean> {
-  try {
-    await call('PATCH', `/products/${NIL_ID}`, { body: {}, key })
-    return true
-  } catch (error) {
-    if (error instanceof ApiError && error.status === 404) return true
-    if (error instanceof ApiError && error.status === 403) return false
-    throw error
-  }
+  const { data } = await call<{ data: Me }>('GET', '/me', { key })
+  return data.scopes.includes('write')
 }
 
 /** A smart collection's condition, as the API takes and answers it. */

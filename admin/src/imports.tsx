@@ -37,6 +37,22 @@ const COUNTS: { key: Count; label: string }[] = [
 /** A count as the page's dates are written (en-GB): 1,500. */
 const formatCount = (count: number) => count.toLocaleString('en-GB')
 
+/**
+ * An import's status in words: one that finished with failed rows says so (amber), never a
+ * green "Succeeded" over rows that were not imported.
+ */
+function statusLabel(job: ImportListItem): string {
+  if (job.status === 'succeeded' && job.rowsFailed > 0) {
+    return `Finished with ${formatCount(job.rowsFailed)} failed ${job.rowsFailed === 1 ? 'row' : 'rows'}`
+  }
+  return STATUS_LABEL[job.status]
+}
+
+function ImportBadge({ job }: { job: ImportListItem }) {
+  const kind = job.status === 'succeeded' && job.rowsFailed > 0 ? 'partial' : job.status
+  return <span class={`badge badge-import-${kind}`}>{statusLabel(job)}</span>
+}
+
 const messageOf = (caught: unknown) => (caught instanceof Error ? caught.message : String(caught))
 
 /** Import a Shopify product CSV (`#/imports`), follow one import (`#/imports/<id>`), export. */
@@ -193,6 +209,9 @@ function finishedSentence(job: ImportJob): string {
   if (job.status === 'failed') return `The import failed. ${job.failureReason ?? ''}`.trim()
   const failed =
     job.rowsFailed === 1 ? '1 row failed' : `${formatCount(job.rowsFailed)} rows failed`
+  if (job.rowsFailed > 0) {
+    return `The import finished with ${failed}: ${formatCount(job.rowsProcessed)} rows processed.`
+  }
   return `The import succeeded: ${formatCount(job.rowsProcessed)} rows processed, ${failed}.`
 }
 
@@ -201,7 +220,7 @@ function ImportSummary({ job }: { job: ImportJob }) {
     <section class="card" aria-labelledby="import-result-heading">
       <div class="section-head">
         <h2 id="import-result-heading">Import</h2>
-        <span class={`badge badge-import-${job.status}`}>{STATUS_LABEL[job.status]}</span>
+        <ImportBadge job={job} />
       </div>
       <p class="muted import-times">
         Started <time dateTime={job.createdAt}>{formatDate(job.createdAt)}</time>
@@ -390,9 +409,7 @@ function RecentImports({ session }: { session: Session }) {
                   </a>
                 </td>
                 <td>
-                  <span class={`badge badge-import-${item.status}`}>
-                    {STATUS_LABEL[item.status]}
-                  </span>
+                  <ImportBadge job={item} />
                 </td>
                 {COUNTS.map((count) => (
                   <td class="number" key={count.key}>

@@ -1,6 +1,6 @@
 import { render } from 'preact'
 import { useEffect, useRef, useState } from 'preact/hooks'
-import { ApiError, call, canWrite, session } from './api.js'
+import { ApiError, canWrite, session } from './api.js'
 import { ProductList } from './products.js'
 import { ProductPage } from './product.js'
 import { ImportExportPage } from './imports.js'
@@ -71,8 +71,7 @@ function SignIn({ message, onSignedIn }: { message: string; onSignedIn(writable:
     setError('')
     const trimmed = key.trim()
     try {
-      // Any read proves the key; the answer's message says why one is refused.
-      await call('GET', '/products?limit=1', { key: trimmed })
+      // GET /me proves the key (its refusal's message says why) and answers its scopes.
       const writable = await canWrite(trimmed)
       session.signIn(trimmed)
       onSignedIn(writable)

@@ -14,6 +14,9 @@ import {
   takeFlash,
   useFocusHeading,
 } from './ui.js'
+import { type Image, ImageList, ImagesEditor } from './images.js'
+import { RichText } from './rich-text.js'
+import { listAddress } from './products.js'
 import { Variants } from './variants.js'
 import {
   loadDefinitions,
@@ -47,15 +50,22 @@ const FIELDS: Field[] = [
     kind: 'textarea',
     nullable: true,
     read: (p) => text(p.description),
+    help: 'HTML, as Shopify keeps it. The preview shows it as rendered, without scripts or styles.',
   },
   { api: 'status', label: 'Status', kind: 'status', nullable: false, read: (p) => p.status },
-  { api: 'price', label: 'Price', kind: 'number', nullable: false, read: (p) => number(p.price) },
+  {
+    api: 'price',
+    label: 'Price',
+    kind: 'number',
+    nullable: false,
+    read: (p) => formatPrice(p.price),
+  },
   {
     api: 'compare_at_price',
     label: 'Compare-at price',
     kind: 'number',
     nullable: true,
-    read: (p) => number(p.compareAtPrice),
+    read: (p) => formatPrice(p.compareAtPrice),
   },
   { api: 'sku', label: 'SKU', kind: 'text', nullable: true, read: (p) => text(p.sku) },
   { api: 'barcode', label: 'Barcode', kind: 'text', nullable: true, read: (p) => text(p.barcode) },
@@ -141,6 +151,8 @@ export function ProductPage({ id, session }: { id: string | null; session: Sessi
   const [confirming, setConfirming] = useState(false)
   const [definitions, setDefinitions] = useState<MetafieldDefinition[]>([])
   const [metaEdits, setMetaEdits] = useState<Record<string, string | boolean>>({})
+  /** The images as edited, or null while they are as loaded. */
+  const [imageDraft, setImageDraft] = useState<Image[] | null>(null)
   const heading = useFocusHeading()
   useEffect(() => {
     loadDefinitions('product').then(setDefinitions, (caught: unknown) => session.onError(caught))
@@ -163,6 +175,7 @@ export function ProductPage({ id, session }: { id: string | null; session: Sessi
       setProduct(record)
       setVariants(loaded)
       setEdits({})
+      setImageDraft(null)
       setError(null)
       setConflict(false)
     } catch (caught) {
@@ -206,6 +219,7 @@ export function ProductPage({ id, session }: { id: string | null; session: Sessi
       const after = toApi(field, edit)
       if (!same(before, after)) patch[field.api] = after
     }
+    if (imageDraft !== null && !same(imageDraft, product?.images ?? [])) patch.images = imageDraft
     const metafields = metafieldsPatch(definitions, product?.metafields ?? {}, metaEdits)
     if (metafields) patch.metafields = metafields
     return patch
@@ -246,6 +260,7 @@ export function ProductPage({ id, session }: { id: string | null; session: Sessi
     )
     setProduct(data)
     if (patch.metafields) setMetaEdits({})
+    if (patch.images) setImageDraft(null)
     // What was sent is now the product; edits of other fields stay.
     setEdits((current) => {
       const kept = { ...current }
@@ -277,7 +292,7 @@ export function ProductPage({ id, session }: { id: string | null; session: Sessi
         version: product!.version,
       })
       setFlash(`Deleted “${product!.name}”.`)
-      navigate('#/products')
+      navigate(listAddress())
     } catch (caught) {
       fail(caught)
     } finally {
@@ -288,7 +303,7 @@ export function ProductPage({ id, session }: { id: string | null; session: Sessi
   if (loadError) {
     return (
       <section>
-        <a href="#/products">← Products</a>
+        <a href={listAddress()}>← Products</a>
         <h1 ref={heading} tabIndex={-1}>
           Product
         </h1>
@@ -302,7 +317,8 @@ export function ProductPage({ id, session }: { id: string | null; session: Sessi
   const generalError =
     error instanceof ApiError &&
     !FIELDS.some((field) => fieldMessages(error, field.api).length > 0) &&
-    fieldMessages(error, 'metafields').length === 0
+    fieldMessages(error, 'metafields').length === 0 &&
+    fieldMessages(error, 'images').length === 0
       ? error.message
       : error instanceof ApiError
         ? `${error.message} See the fields below.`
@@ -331,7 +347,7 @@ export function ProductPage({ id, session }: { id: string | null; session: Sessi
       <div class={`field field-${field.api}`} key={field.api}>
         <label for={id}>{field.label}</label>
         {field.kind === 'textarea' ? (
-          <textarea rows={5} {...common} />
+          <textarea rows={8} class="mono" spellcheck={false} {...common} />
         ) : field.kind === 'status' ? (
           <select {...common}>
             {statusChoices(product?.status ?? null).map((status) => (
@@ -362,6 +378,9 @@ export function ProductPage({ id, session }: { id: string | null; session: Sessi
             {messages.join(' ')}
           </p>
         )}
+        {field.api === 'description' && value(field).trim() !== '' && (
+          <RichText html={value(field)} label="Description preview" />
+        )}
       </div>
     )
   }
@@ -369,7 +388,7 @@ export function ProductPage({ id, session }: { id: string | null; session: Sessi
   const header = (
     <div class="page-head">
       <div>
-        <a class="back" href="#/products">
+        <a class="back" href={listAddress()}>
           ← Products
         </a>
         <h1 ref={heading} tabIndex={-1}>
@@ -450,12 +469,18 @@ export function ProductPage({ id, session }: { id: string | null; session: Sessi
             {FIELDS.map((field) => (
               <div key={field.api}>
                 <dt>{field.label}</dt>
-                <dd>{readOnlyValue(field, product)}</dd>
+                <dd>
+                  {field.api === 'description' && product.description ? (
+                    <RichText html={product.description} label="Description" />
+                  ) : (
+                    readOnlyValue(field, product)
+                  )}
+                </dd>
               </div>
             ))}
           </dl>
         </div>
-        <Images product={product} />
+        <ImageList images={product.images} />
         <Variants
           product={product}
           variants={variants}
@@ -493,6 +518,11 @@ export function ProductPage({ id, session }: { id: string | null; session: Sessi
               {input(byApi('barcode'))}
             </div>
           </fieldset>
+          <ImagesEditor
+            images={imageDraft ?? product?.images ?? []}
+            error={error}
+            onChange={setImageDraft}
+          />
           <MetafieldInputs
             idPrefix="product"
             definitions={definitions}
@@ -515,7 +545,6 @@ export function ProductPage({ id, session }: { id: string | null; session: Sessi
           </fieldset>
         </div>
       </form>
-      {product && <Images product={product} />}
       {product && (
         <Variants
           product={product}
@@ -552,23 +581,4 @@ function readOnlyValue(field: Field, product: Product): string {
   if (field.api === 'compare_at_price') return formatPrice(product.compareAtPrice) || '—'
   if (field.api === 'tax_rate') return product.taxRate === null ? '—' : `${product.taxRate} %`
   return field.read(product) || '—'
-}
-
-/** Image URLs as text: the page loads nothing from other hosts. */
-function Images({ product }: { product: Product }) {
-  if (product.images.length === 0) return null
-  return (
-    <div class="card">
-      <h2>Images</h2>
-      <p class="help">Shown as addresses; the admin loads nothing from other sites.</p>
-      <ul class="images">
-        {product.images.map((image, index) => (
-          <li key={index}>
-            <span class="mono">{image.url}</span>
-            {image.alt && <span class="muted"> — {image.alt}</span>}
-          </li>
-        ))}
-      </ul>
-    </div>
-  )
 }

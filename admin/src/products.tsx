@@ -35,11 +35,42 @@ interface ProductPage {
   facets?: Partial<Record<FacetName, { value: string; count: number }[]>>
 }
 
+/** Where the list is: its filters, and the cursors of the pages walked through ('' the first). */
+interface Place {
+  filters: Filters
+  cursors: string[]
+}
+
+const FILTER_NAMES = Object.keys(NO_FILTERS) as (keyof Filters)[]
+
 /**
- * The list's place, kept while the tab lives so that coming back from a product shows the
- * same page: the filters, and the cursors of the pages walked through ('' is the first).
+ * The place the address names: `#/products?tag=linen&cursor=…&cursor=…`, one `cursor` per page
+ * walked past, so that Back, a reload or a bookmark shows the same page of the same filters.
  */
-const kept = { filters: NO_FILTERS, cursors: [''] }
+function placeOf(hash: string): Place {
+  const params = new URLSearchParams(hash.split('?')[1] ?? '')
+  const filters = { ...NO_FILTERS }
+  for (const name of FILTER_NAMES) filters[name] = params.get(name) ?? ''
+  return { filters, cursors: ['', ...params.getAll('cursor').filter((cursor) => cursor !== '')] }
+}
+
+function addressOf(place: Place): string {
+  const params = new URLSearchParams()
+  for (const name of FILTER_NAMES) {
+    const value = place.filters[name].trim()
+    if (value !== '') params.set(name, value)
+  }
+  for (const cursor of place.cursors.slice(1)) params.append('cursor', cursor)
+  const query = params.toString()
+  return query ? `#/products?${query}` : '#/products'
+}
+
+let lastAddress = '#/products'
+
+/** The list as it was last shown, for a product page's way back to it. */
+export function listAddress(): string {
+  return lastAddress
+}
 
 function query(filters: Filters, cursor: string): string {
   const params = new URLSearchParams({ limit: String(PAGE_SIZE) })
@@ -52,17 +83,34 @@ function query(filters: Filters, cursor: string): string {
 }
 
 export function ProductList({ session }: { session: Session }) {
-  const [filters, setFilters] = useState<Filters>(kept.filters)
-  const [draft, setDraft] = useState<Filters>(kept.filters)
-  const [cursors, setCursors] = useState<string[]>(kept.cursors)
+  const [place, setPlace] = useState<Place>(() => placeOf(location.hash))
+  const { filters, cursors } = place
+  const [draft, setDraft] = useState<Filters>(place.filters)
   const [page, setPage] = useState<ProductPage | null>(null)
   const [error, setError] = useState('')
   const [notice] = useState(takeFlash)
   const heading = useFocusHeading()
 
+  // Back and Forward (and any link to the list) change the address: the list follows it.
   useEffect(() => {
-    kept.filters = filters
-    kept.cursors = cursors
+    const follow = () => {
+      const next = placeOf(location.hash)
+      setPlace(next)
+      setDraft(next.filters)
+    }
+    addEventListener('hashchange', follow)
+    return () => removeEventListener('hashchange', follow)
+  }, [])
+
+  /** Shows a place by its address (a new history entry), or reads it again when it is current. */
+  const go = (next: Place) => {
+    const address = addressOf(next)
+    if (location.hash === address) setPlace({ ...next })
+    else location.hash = address
+  }
+
+  useEffect(() => {
+    lastAddress = addressOf(place)
     let current = true
     setError('')
     call<ProductPage>('GET', `/products?${query(filters, cursors[cursors.length - 1]!)}`).then(
@@ -76,24 +124,21 @@ export function ProductList({ session }: { session: Session }) {
     return () => {
       current = false
     }
-  }, [filters, cursors])
+  }, [place])
 
   const apply = (event: Event) => {
     event.preventDefault()
-    setFilters(draft)
-    setCursors([''])
+    go({ filters: draft, cursors: [''] })
   }
   const clear = () => {
     setDraft(NO_FILTERS)
-    setFilters(NO_FILTERS)
-    setCursors([''])
+    go({ filters: NO_FILTERS, cursors: [''] })
   }
   /** A facet's value chosen (or, chosen again, let go): the list is filtered by it at once. */
   const choose = (name: FacetName, value: string) => {
     const next = { ...filters, [name]: filters[name] === value ? '' : value }
     setDraft(next)
-    setFilters(next)
-    setCursors([''])
+    go({ filters: next, cursors: [''] })
   }
   const field = (name: keyof Filters) => ({
     id: `filter-${name}`,
@@ -174,7 +219,7 @@ export function ProductList({ session }: { session: Session }) {
         </nav>
       )}
       <div class="card table-card">
-        <table class="table">
+        <table class="table table-stack">
           <caption class="visually-hidden">
             {filters.q.trim() ? 'Products found, best match first' : 'Products, newest first'}
           </caption>
@@ -195,12 +240,16 @@ export function ProductList({ session }: { session: Session }) {
                 <td>
                   <a href={`#/products/${encodeURIComponent(product.id)}`}>{product.name}</a>
                 </td>
-                <td class="mono">{product.slug}</td>
-                <td>
+                <td class="mono" data-label="Slug">
+                  {product.slug}
+                </td>
+                <td data-label="Status">
                   <StatusBadge status={product.status} />
                 </td>
-                <td class="number">{formatPrice(product.price)}</td>
-                <td>
+                <td class="number" data-label="Price">
+                  {formatPrice(product.price)}
+                </td>
+                <td data-label="Last updated">
                   <time dateTime={product.updatedAt}>{formatDate(product.updatedAt)}</time>
                 </td>
               </tr>
@@ -219,7 +268,7 @@ export function ProductList({ session }: { session: Session }) {
         label="Pages"
         cursors={cursors}
         nextCursor={page?.nextCursor ?? null}
-        onChange={setCursors}
+        onChange={(next) => go({ filters, cursors: next })}
       />
     </section>
   )

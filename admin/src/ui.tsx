@@ -27,7 +27,10 @@ export function navigate(hash: string): void {
   if (location.hash !== hash) location.hash = hash
 }
 
-/** A price as the API keeps it (up to 4 decimals), with at least 2. */
+/**
+ * A price as the API keeps it (up to 4 decimals), with at least 2: 69.90. The one way the page
+ * writes a price, in lists, read-only views and inputs alike.
+ */
 export function formatPrice(value: number | null): string {
   if (value === null) return ''
   const decimals = (String(value).split('.')[1] ?? '').length

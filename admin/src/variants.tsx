@@ -21,7 +21,7 @@ function draftOf(variant: Variant | null): Draft {
   return {
     name: variant.name,
     sku: variant.sku ?? '',
-    price: String(variant.price),
+    price: formatPrice(variant.price),
     position: String(variant.position),
     options: Object.entries(variant.options).map(([name, value]) => ({ name, value })),
   }

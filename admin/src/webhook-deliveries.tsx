@@ -35,8 +35,15 @@ function retriable(delivery: WebhookDelivery): boolean {
   return delivery.status === 'failed' || (delivery.status === 'pending' && delivery.attempts > 0)
 }
 
+/** The product or variant a delivery was about, in words: `“Linen Shirt” (LIN-SHIRT)`. */
+function subjectText(delivery: WebhookDelivery): string {
+  const subject = delivery.subject
+  if (!subject) return `event ${delivery.eventId}`
+  return subject.sku ? `“${subject.name}” (${subject.sku})` : `“${subject.name}”`
+}
+
 function outcome(delivery: WebhookDelivery): string {
-  const what = `The delivery of event ${delivery.eventId}`
+  const what = `The delivery about ${subjectText(delivery)}`
   if (delivery.status === 'succeeded') return `${what} succeeded.`
   if (delivery.status === 'failed') return `${what} failed again (${lastStatus(delivery)}).`
   return `${what} is still pending (${lastStatus(delivery)}).`
@@ -110,13 +117,14 @@ export function Deliveries(props: { path: string; enabled: boolean; session: Ses
         'POST',
         `${path}/deliveries/${encodeURIComponent(delivery.id)}/retry`,
       )
-      setAnnouncement(`Retrying the delivery of event ${data.eventId}…`)
+      setAnnouncement(`Retrying the delivery about ${subjectText(delivery)}…`)
       setFollowing({ id: data.id, polls: 0 })
+      // The retry's answer has no subject: the row keeps the one the list gave.
       setPage(
         (current) =>
           current && {
             ...current,
-            data: current.data.map((row) => (row.id === data.id ? data : row)),
+            data: current.data.map((row) => (row.id === data.id ? { ...row, ...data } : row)),
           },
       )
     } catch (caught) {
@@ -153,8 +161,8 @@ export function Deliveries(props: { path: string; enabled: boolean; session: Ses
           <caption class="visually-hidden">Deliveries, newest first</caption>
           <thead>
             <tr>
+              <th scope="col">About</th>
               <th scope="col">Event</th>
-              <th scope="col">Event id</th>
               <th scope="col">Status</th>
               <th scope="col" class="number">
                 Attempts
@@ -170,8 +178,23 @@ export function Deliveries(props: { path: string; enabled: boolean; session: Ses
           <tbody aria-busy={loading ? 'true' : 'false'}>
             {page?.data.map((delivery) => (
               <tr key={delivery.id}>
-                <td class="mono">{delivery.eventType}</td>
-                <td class="mono event-id">{delivery.eventId}</td>
+                <td class="subject">
+                  {delivery.subject ? (
+                    <>
+                      <span class="subject-name">{delivery.subject.name}</span>
+                      {delivery.subject.sku && (
+                        <span class="mono muted"> {delivery.subject.sku}</span>
+                      )}
+                    </>
+                  ) : (
+                    <span class="muted">Event no longer kept</span>
+                  )}
+                </td>
+                <td>
+                  <span class="mono">{delivery.eventType}</span>
+                  <br />
+                  <span class="mono muted event-id">{delivery.eventId}</span>
+                </td>
                 <td>
                   <span class={`badge badge-${delivery.status}`}>
                     {STATUS_LABEL[delivery.status]}
@@ -192,7 +215,11 @@ export function Deliveries(props: { path: string; enabled: boolean; session: Ses
                       disabled={retrying !== null || following?.id === delivery.id}
                       onClick={() => void retry(delivery)}
                     >
-                      Retry<span class="visually-hidden"> event {delivery.eventId}</span>
+                      Retry
+                      <span class="visually-hidden">
+                        {' '}
+                        the delivery about {subjectText(delivery)}
+                      </span>
                     </button>
                   )}
                 </td>

@@ -15,14 +15,16 @@ const ASSETS_PATH = `${ADMIN_PATH}/assets`
 /**
  * The page is one more client of the public API: it loads its own script and style and talks
  * to this origin only. No inline script or style, no eval, never framed, no form posted
- * anywhere; images only from here (product image URLs are shown as text, never loaded).
- * Trusted Types with no policy make any assignment of a string to innerHTML throw.
+ * anywhere; images from here or over https (a product's thumbnails, from its image host).
+ * Trusted Types allow one policy, DOMPurify's (descriptions are HTML, rendered sanitized), so
+ * any other assignment of a string to innerHTML throws.
  */
 export const ADMIN_CSP = [
   "default-src 'self'",
   "script-src 'self'",
   "style-src 'self'",
-  "img-src 'self'",
+  // Product images: thumbnails from the shop's image host (https only), or from this service.
+  "img-src 'self' https:",
   "font-src 'self'",
   "connect-src 'self'",
   "object-src 'none'",
@@ -30,7 +32,8 @@ export const ADMIN_CSP = [
   "form-action 'none'",
   "frame-ancestors 'none'",
   "require-trusted-types-for 'script'",
-  "trusted-types 'none'",
+  // DOMPurify's own policy, the only one: what reaches an HTML sink was sanitized by it.
+  'trusted-types dompurify',
 ].join('; ')
 
 const SECURITY_HEADERS = {

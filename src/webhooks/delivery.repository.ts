@@ -21,6 +21,11 @@ export interface DeliveryRow {
   created_at: string | Date
 }
 
+/** A delivery as the list reads it: with its event's record (null once the event is pruned). */
+export interface ListedDeliveryRow extends DeliveryRow {
+  event_object: string | Record<string, unknown> | null
+}
+
 const DELIVERY_COLUMNS = [
   'id',
   'event_id',
@@ -40,23 +45,30 @@ export async function listDeliveryRows(
   endpointId: string,
   after: { createdAt: string; id: string } | undefined,
   limit: number,
-): Promise<DeliveryRow[]> {
-  const { cast } = dialectOf(db)
+): Promise<ListedDeliveryRow[]> {
+  const { cast, name } = dialectOf(db)
   let query = db
-    .selectFrom('webhook_deliveries')
-    .select(DELIVERY_COLUMNS)
-    .where('store_id', '=', storeId)
-    .where('endpoint_id', '=', endpointId)
+    .selectFrom('webhook_deliveries as d')
+    // The delivery's event, by its key as the dispatcher finds it: (store_id, xid, seq) on
+    // PostgreSQL, seq (the rowid) on SQLite, whose events have no xid.
+    .leftJoin('events as ev', (join) => {
+      const bySeq = join.onRef('ev.store_id', '=', 'd.store_id').onRef('ev.seq', '=', 'd.event_seq')
+      return name === 'postgres' ? bySeq.onRef('ev.xid', '=', 'd.event_xid') : bySeq
+    })
+    .select(DELIVERY_COLUMNS.map((column) => `d.${column}` as const))
+    .select('ev.object as event_object')
+    .where('d.store_id', '=', storeId)
+    .where('d.endpoint_id', '=', endpointId)
   if (after !== undefined) {
     query = query.where(
-      sql<boolean>`(created_at, id) < (${cast(after.createdAt, 'timestamptz')}, ${cast(after.id, 'uuid')})`,
+      sql<boolean>`(d.created_at, d.id) < (${cast(after.createdAt, 'timestamptz')}, ${cast(after.id, 'uuid')})`,
     )
   }
   return (await query
-    .orderBy('created_at', 'desc')
-    .orderBy('id', 'desc')
+    .orderBy('d.created_at', 'desc')
+    .orderBy('d.id', 'desc')
     .limit(limit)
-    .execute()) as DeliveryRow[]
+    .execute()) as ListedDeliveryRow[]
 }
 
 /**

@@ -34,6 +34,28 @@ export const WebhookDelivery = Type.Object({
 })
 export type WebhookDelivery = Static<typeof WebhookDelivery>
 
+/** What a delivery's event was about, read from the event's `data.object`. */
+export const DeliverySubject = Type.Object(
+  {
+    id: Type.String({ description: "The product's or variant's id" }),
+    name: Type.String({ description: 'Its name when the event happened' }),
+    sku: Nullable(Type.String({ description: 'Its sku when the event happened' })),
+  },
+  {
+    description:
+      'The product or variant the event was about, as the event carries it; null once the ' +
+      'event is past its retention (`EVENT_RETENTION_DAYS`)',
+  },
+)
+export type DeliverySubject = Static<typeof DeliverySubject>
+
+/** A delivery as the list answers it: with what its event was about. */
+export const ListedWebhookDelivery = Type.Object({
+  ...WebhookDelivery.properties,
+  subject: Nullable(DeliverySubject),
+})
+export type ListedWebhookDelivery = Static<typeof ListedWebhookDelivery>
+
 export const DeliveryIdParams = Type.Object({
   id: Type.String({ description: 'Webhook endpoint id (UUID)' }),
   deliveryId: Type.String({ description: 'Delivery id (UUID)' }),
@@ -46,14 +68,28 @@ export const ListDeliveriesQuery = Type.Object({
 
 export const DeliveryPage = Type.Object(
   {
-    data: Type.Array(WebhookDelivery),
+    data: Type.Array(ListedWebhookDelivery),
     nextCursor: Nullable(
       Type.String({ description: 'Pass as cursor for the next page; null on the last' }),
     ),
   },
   {
     description: "A page of the endpoint's deliveries, newest first",
-    examples: [{ data: [DELIVERY_EXAMPLE], nextCursor: null }],
+    examples: [
+      {
+        data: [
+          {
+            ...DELIVERY_EXAMPLE,
+            subject: {
+              id: '01936d1e-5f6f-7b20-8a3c-1d2e3f4a5b6c',
+              name: 'Linen Shirt',
+              sku: 'LIN-SHIRT',
+            },
+          },
+        ],
+        nextCursor: null,
+      },
+    ],
   },
 )
 

@@ -2,8 +2,13 @@ import { decodeCursor, pageOf } from '../catalog/cursor.js'
 import type { Executor } from '../db/schema.js'
 import { isUuid, nowIso, toIso } from '../db/values.js'
 import { AppError } from '../errors.js'
-import { listDeliveryRows, retryDeliveryRow, type DeliveryRow } from './delivery.repository.js'
-import type { WebhookDelivery } from './delivery.schemas.js'
+import {
+  listDeliveryRows,
+  retryDeliveryRow,
+  type DeliveryRow,
+  type ListedDeliveryRow,
+} from './delivery.repository.js'
+import type { DeliverySubject, ListedWebhookDelivery, WebhookDelivery } from './delivery.schemas.js'
 import { findEndpoint } from './webhook-endpoint.repository.js'
 import { endpointNotFound } from './webhook-endpoint.service.js'
 
@@ -24,20 +29,37 @@ function rowToDelivery(row: DeliveryRow): WebhookDelivery {
   }
 }
 
+/** What an event was about: its record's id, name and sku (a product's or a variant's). */
+function subjectOf(object: ListedDeliveryRow['event_object']): DeliverySubject | null {
+  if (object === null) return null
+  const record = (typeof object === 'string' ? JSON.parse(object) : object) as Record<
+    string,
+    unknown
+  >
+  return {
+    id: String(record.id),
+    name: String(record.name),
+    sku: typeof record.sku === 'string' ? record.sku : null,
+  }
+}
+
 /** A page of the endpoint's deliveries, newest first (404 for an endpoint of no such id). */
 export async function listDeliveries(
   db: Executor,
   storeId: string,
   endpointId: string,
   query: { limit?: number | undefined; cursor?: string | undefined },
-): Promise<{ data: WebhookDelivery[]; nextCursor: string | null }> {
+): Promise<{ data: ListedWebhookDelivery[]; nextCursor: string | null }> {
   const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor)
   if (!isUuid(endpointId)) throw endpointNotFound()
   const id = endpointId.toLowerCase()
   if ((await findEndpoint(db, storeId, id)) === undefined) throw endpointNotFound()
   const limit = query.limit ?? 50
   const rows = await listDeliveryRows(db, storeId, id, after, limit + 1)
-  return pageOf(rows, limit, rowToDelivery)
+  return pageOf(rows, limit, (row) => ({
+    ...rowToDelivery(row),
+    subject: subjectOf(row.event_object),
+  }))
 }
 
 /** The unit of work of a manual retry: the delivery pending and due now. */

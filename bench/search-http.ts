@@ -102,7 +102,7 @@ export async function runSearchHttp(
         f.reqPerS.toFixed(0),
         f.p50Ms.toFixed(1),
         f.p99Ms.toFixed(1),
-        base ? `${ratio(f.reqPerS, base.reqPerS)!.toFixed(2)}×` : '',
+        base ? `${ratio(f.reqPerS, base.reqPerS)?.toFixed(2) ?? '-'}×` : '',
         `${f.serverCpuPercent.toFixed(0)}/${f.clientCpuPercent.toFixed(0)}/${f.foreignCpuPercent.toFixed(0)}`,
       ])
     }

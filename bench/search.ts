@@ -4,12 +4,14 @@
  * the tables, builds the search documents with the real migration (timed, peak RSS of its own
  * process), then times the issue's queries through the service's list (one client, in
  * process: latency of the service's statements, no HTTP) beside a plain LIKE/ILIKE scan of
- * the same store, and the write cost of the document.
+ * the same store; then, over HTTP on that store, the service's throughput at 32 clients and
+ * the write cost of the document, each against bare routes (search-http.ts).
  *
  *   npx tsx bench/search.ts --dialect sqlite --products 1000000
  *   npx tsx bench/search.ts --dialect postgres --products 1000000   (BENCH_POSTGRES_URL)
  *   npx tsx bench/search.ts --short                                   (CI: 5,000, both if set)
  *   --keep leaves the loaded store (its URL is printed) for EXPLAIN and profiling
+ *   (search-breakdown.ts); --no-latency, --no-http skip those parts
  */
 import { spawnSync } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'

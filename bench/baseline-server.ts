@@ -13,8 +13,13 @@
  * before. Nothing else of the service: no delivery queued, no product version moved by a
  * variant.
  *
+ * The search bench runs it on the service's own loaded database instead (BASELINE_SCHEMA=
+ * service: no tables made), with a search route and, with BASELINE_DOCUMENTS=1, each
+ * product write's search document in the same transaction: see baseline-search.ts.
+ *
  * Environment: BASELINE_DATABASE (`sqlite:<file>` or a postgres:// URL of an empty database),
- * BASELINE_SYNCHRONOUS (NORMAL or FULL, SQLite only), BASELINE_EVENTS, HOST, PORT.
+ * BASELINE_SYNCHRONOUS (NORMAL or FULL, SQLite only), BASELINE_EVENTS, BASELINE_SCHEMA (own or
+ * service), BASELINE_DOCUMENTS, BASELINE_SEARCH, HOST, PORT.
  *
  * Self-contained (no imports from bench/) because servers.ts transpiles this one file and runs
  * it with plain node: the tsx loader would add its own thread and ~25 MiB to the RSS that is
@@ -24,6 +29,7 @@ import { randomUUID } from 'node:crypto'
 import SqliteDatabase from '../src/db/sqlite-driver.js'
 import Fastify from 'fastify'
 import pg from 'pg'
+import { DOCUMENT_WRITES, readCapturedSearch, searchValues } from './baseline-search.js'
 
 type Row = Record<string, unknown>
 type Body = Record<string, unknown>
@@ -77,7 +83,15 @@ const STATEMENTS = {
   { sql: string; event?: string; before?: { table: string; key: string } }
 >
 type Statement = keyof typeof STATEMENTS
-type Run = (name: Statement, values: unknown[]) => Promise<Row[]>
+type Run = (name: Statement, values: unknown[], body?: Body) => Promise<Row[]>
+/** Runs a statement of the search route (its n-th), prepared once. */
+type Query = (n: number, sql: string, values: unknown[]) => Promise<Row[]>
+/** What a server writes besides the row, and whether it makes its tables. */
+interface Options {
+  events: boolean
+  documents: boolean
+  ownSchema: boolean
+}
 
 /** The service's tables, as far as these routes go, and their indexes: the same on both. */
 function schema(t: Record<'id' | 'int' | 'real' | 'json' | 'time' | 'strict', string>): string {
@@ -132,28 +146,35 @@ const EVENTS_TABLES = {
     create index events_by_type on events (store_id, type, xid, seq);`,
 }
 
-/** SQLite: a write with its event is a transaction: the row before, the write, the event. */
-function openSqlite(path: string, synchronous: string, events: boolean): Run {
+/**
+ * SQLite: a write with its event is a transaction: the row before, the write, the event (and
+ * its search document).
+ */
+function openSqlite(path: string, synchronous: string, options: Options): [Run, Query] {
+  const { events, documents, ownSchema } = options
   const db = new SqliteDatabase(path)
   db.pragma('journal_mode = WAL')
   db.pragma(`synchronous = ${synchronous}`)
   db.pragma('foreign_keys = ON')
   db.pragma('busy_timeout = 5000')
   const types = { id: 'text', int: 'integer', real: 'real', json: 'text', time: 'text' }
-  db.exec(schema({ ...types, strict: 'strict' }) + (events ? EVENTS_TABLES.sqlite : ''))
+  if (ownSchema)
+    db.exec(schema({ ...types, strict: 'strict' }) + (events ? EVENTS_TABLES.sqlite : ''))
   const insertEvent =
     events &&
     db.prepare(
       'insert into events (store_id, id, type, object, previous, created_at) values (?, ?, ?, ?, ?, ?)',
     )
-  const run = {} as Record<Statement, (values: unknown[]) => Row[]>
+  const run = {} as Record<Statement, (values: unknown[], body?: Body) => Row[]>
   for (const [name, statement] of Object.entries(STATEMENTS) as [
     Statement,
     (typeof STATEMENTS)[Statement],
   ][]) {
     const prepared = db.prepare(statement.sql)
     const plain = (values: unknown[]) => prepared.all(values) as Row[]
-    if (!insertEvent || !('event' in statement)) {
+    const document = documents ? DOCUMENT_WRITES[name] : undefined
+    const writeDocument = document && db.prepare(document.sql)
+    if ((!insertEvent || !('event' in statement)) && !writeDocument) {
       run[name] = plain
       continue
     }
@@ -161,18 +182,29 @@ function openSqlite(path: string, synchronous: string, events: boolean): Run {
       'before' in statement &&
       db.prepare(`select * from ${statement.before.table} where ${statement.before.key}`)
     const keys = 'before' in statement ? statement.before.key.split('?').length - 1 : 0
-    run[name] = db.transaction((values: unknown[]) => {
-      const old = before ? before.get(values.slice(-keys)) : undefined
+    const event = insertEvent && 'event' in statement ? statement.event : undefined
+    const transaction = db.transaction((values: unknown[], body?: Body) => {
+      const old = before && event ? before.get(values.slice(-keys)) : undefined
       const rows = plain(values)
       const now = new Date().toISOString()
       const previous = old === undefined ? null : JSON.stringify(old)
       for (const row of rows) {
-        insertEvent.run(STORE, randomUUID(), statement.event, JSON.stringify(row), previous, now)
+        if (insertEvent && event)
+          insertEvent.run(STORE, randomUUID(), event, JSON.stringify(row), previous, now)
       }
+      if (writeDocument) writeDocument.run(document.values(values, body ?? {}))
       return rows
     })
+    // On a database other processes write too (the service's, shared), BEGIN IMMEDIATE: a
+    // deferred one that reads first fails at once (SQLITE_BUSY) if another committed since.
+    run[name] = ownSchema ? transaction : transaction.immediate
   }
-  return async (name, values) => run[name](values)
+  const prepared = new Map<number, SqliteDatabase.Statement>()
+  const query: Query = async (n, sql, values) => {
+    if (!prepared.has(n)) prepared.set(n, db.prepare(sql))
+    return prepared.get(n)!.all(values) as Row[]
+  }
+  return [async (name, values, body) => run[name](values, body), query]
 }
 
 /** `?` marks as pg's $1, $2, ... from `first`. */
@@ -185,39 +217,55 @@ const numbered = (sql: string, first = 1) => {
  * PostgreSQL: a write with its event is one statement, a data-modifying CTE that appends the
  * written row as JSON (for an update, the row before too).
  */
-async function openPostgres(url: string, events: boolean): Promise<Run> {
+async function openPostgres(url: string, options: Options): Promise<[Run, Query]> {
+  const { events, documents, ownSchema } = options
   const pool = new pg.Pool({ connectionString: url, max: 10 })
   const types = { id: 'uuid', int: 'bigint', real: 'double precision', json: 'json' }
-  await pool.query(
-    schema({ ...types, time: 'timestamptz', strict: '' }) + (events ? EVENTS_TABLES.postgres : ''),
-  )
+  if (ownSchema) {
+    await pool.query(
+      schema({ ...types, time: 'timestamptz', strict: '' }) +
+        (events ? EVENTS_TABLES.postgres : ''),
+    )
+  }
   const texts = {} as Record<Statement, string>
   for (const [name, statement] of Object.entries(STATEMENTS) as [
     Statement,
     (typeof STATEMENTS)[Statement],
   ][]) {
     const write = numbered(statement.sql)
-    if (!events || !('event' in statement)) {
+    const event = events && 'event' in statement ? statement.event : undefined
+    const document = documents ? DOCUMENT_WRITES[name] : undefined
+    if (!event && !document) {
       texts[name] = write
       continue
     }
     const count = statement.sql.split('?').length - 1
     const old =
-      'before' in statement
+      event && 'before' in statement
         ? numbered(statement.before.key, count - (statement.before.key.split('?').length - 1) + 1)
         : undefined
+    // The document's marks follow the write's: its values are appended (see run below).
     texts[name] =
       `with ${old && 'before' in statement ? `old as (select * from ${statement.before.table} where ${old}), ` : ''}
-      written as (${write}),
-      event as (insert into events (store_id, id, type, object, previous, created_at)
-        select written.store_id, gen_random_uuid(), '${statement.event}', to_json(written),
+      written as (${write})${
+        event
+          ? `, event as (insert into events (store_id, id, type, object, previous, created_at)
+        select written.store_id, gen_random_uuid(), '${event}', to_json(written),
           ${old ? 'to_json(old)' : 'null'}, now()
-        from written${old ? ', old' : ''})
+        from written${old ? ', old' : ''})`
+          : ''
+      }${document ? `, document as (${numbered(document.sql, count + 1)})` : ''}
       select * from written`
   }
   // Named queries are prepared once per connection, as `prepare` is on SQLite.
-  return async (name, values) =>
-    (await pool.query({ name, text: texts[name], values })).rows as Row[]
+  const run: Run = async (name, values, body) => {
+    const document = documents ? DOCUMENT_WRITES[name] : undefined
+    const all = document ? [...values, ...document.values(values, body ?? {})] : values
+    return (await pool.query({ name, text: texts[name], values: all })).rows as Row[]
+  }
+  const query: Query = async (n, text, values) =>
+    (await pool.query({ name: `search${n}`, text, values })).rows as Row[]
+  return [run, query]
 }
 
 /** Ten-thousandths, as the service stores money; no checks. */
@@ -288,10 +336,17 @@ async function main(): Promise<void> {
   const synchronous = process.env.BASELINE_SYNCHRONOUS ?? 'FULL'
   if (!['NORMAL', 'FULL'].includes(synchronous))
     throw new Error('BASELINE_SYNCHRONOUS: NORMAL or FULL')
-  const events = process.env.BASELINE_EVENTS === '1'
-  const run = database.startsWith('sqlite:')
-    ? openSqlite(database.slice('sqlite:'.length), synchronous, events)
-    : await openPostgres(database, events)
+  const options = {
+    events: process.env.BASELINE_EVENTS === '1',
+    documents: process.env.BASELINE_DOCUMENTS === '1',
+    ownSchema: process.env.BASELINE_SCHEMA !== 'service',
+  }
+  const [run, query] = database.startsWith('sqlite:')
+    ? openSqlite(database.slice('sqlite:'.length), synchronous, options)
+    : await openPostgres(database, options)
+  const search = process.env.BASELINE_SEARCH
+    ? readCapturedSearch(process.env.BASELINE_SEARCH)
+    : undefined
   const one = async (
     reply: { code(status: number): { send(body: unknown): unknown } },
     rows: Promise<Row[]>,
@@ -304,13 +359,16 @@ async function main(): Promise<void> {
   const app = Fastify({ logger: false })
   app.get('/healthz', async () => ({ status: 'ok' }))
   app.post<{ Body: Body }>(`${API}/products`, (request, reply) =>
-    one(reply, run('insertProduct', productValues(request.body))),
+    one(reply, run('insertProduct', productValues(request.body), request.body)),
   )
   app.post<{ Body: Body; Params: Params }>(`${API}/products/:id/variants`, (request, reply) =>
     one(reply, run('insertVariant', variantValues(request.params.id, request.body))),
   )
   app.patch<{ Body: Body; Params: Params }>(`${API}/products/:id`, (request, reply) =>
-    one(reply, run('updateProduct', [...changes(request.body), STORE, request.params.id])),
+    one(
+      reply,
+      run('updateProduct', [...changes(request.body), STORE, request.params.id], request.body),
+    ),
   )
   app.patch<{ Body: Body; Params: Params }>(
     `${API}/products/:id/variants/:variantId`,
@@ -323,10 +381,21 @@ async function main(): Promise<void> {
     const product = productWithVariants(await run('selectProduct', [STORE, request.params.id]))
     return product ? { data: product } : reply.code(404).send({ error: 'not_found' })
   })
-  app.get<{ Querystring: { limit?: string } }>(`${API}/products`, async (request) => ({
-    data: await run('selectPage', [STORE, Number(request.query.limit ?? 50)]),
-    nextCursor: null,
-  }))
+  app.get<{ Querystring: { limit?: string; q?: string } }>(`${API}/products`, async (request) => {
+    const { q } = request.query
+    if (search && q !== undefined) {
+      // The service's statements for this query in its order: the page, then the facets.
+      const answers: Row[][] = []
+      for (const [n, statement] of search.statements.entries()) {
+        answers.push(await query(n, statement.sql, searchValues(search, statement, q)))
+      }
+      return { data: answers[0], facets: answers.slice(1) }
+    }
+    return {
+      data: await run('selectPage', [STORE, Number(request.query.limit ?? 50)]),
+      nextCursor: null,
+    }
+  })
 
   const stop = () => void app.close().finally(() => process.exit(0))
   process.once('SIGTERM', stop)

@@ -4,12 +4,14 @@
  * the tables, builds the search documents with the real migration (timed, peak RSS of its own
  * process), then times the issue's queries through the service's list (one client, in
  * process: latency of the service's statements, no HTTP) beside a plain LIKE/ILIKE scan of
- * the same store, and the write cost of the document.
+ * the same store; then, over HTTP on that store, the service's throughput at 32 clients and
+ * the write cost of the document, each against bare routes (search-http.ts).
  *
  *   npx tsx bench/search.ts --dialect sqlite --products 1000000
  *   npx tsx bench/search.ts --dialect postgres --products 1000000   (BENCH_POSTGRES_URL)
  *   npx tsx bench/search.ts --short                                   (CI: 5,000, both if set)
  *   --keep leaves the loaded store (its URL is printed) for EXPLAIN and profiling
+ *   (search-breakdown.ts); --no-latency, --no-http skip those parts
  */
 import { spawnSync } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
@@ -18,17 +20,14 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { sql } from 'kysely'
 import pg from 'pg'
-import {
-  newProductRow,
-  createProductWork,
-  updateProductWork,
-} from '../src/catalog/product.service.js'
+import { newProductRow } from '../src/catalog/product.service.js'
 import { newVariantFields } from '../src/catalog/variant.service.js'
 import { createDatabase, type Database } from '../src/db/database.js'
 import { migrateToLatest } from '../src/db/migrate.js'
 import { backfillSearchDocuments } from '../src/db/migrations/2026-11-30T00-search-backfill.js'
-import { refreshSearchDocuments } from '../src/search/search-document.repository.js'
 import { listProducts } from '../src/search/search.service.js'
+import type { CapturedSearch } from './baseline-search.js'
+import { runSearchHttp } from './search-http.js'
 
 type Dialect = 'sqlite' | 'postgres'
 const STORE = 'bench'
@@ -258,47 +257,58 @@ async function pageFifty(database: Database, query: Record<string, unknown>) {
 }
 
 /**
- * Create and PATCH rates with the document write, and of the same units with the document
- * written twice: the second write's cost is the document's, so the rate without it is
- * derived (1 / (2 t1 - t2)) from two measurements of one run.
+ * The statements the service runs for `query`, compiled, with their values: what the bare
+ * search route (baseline-search.ts) runs, with q put into the match in place of `word`.
  */
-async function writeRates(database: Database, n: number) {
-  const rate = async (work: (i: number) => Promise<unknown>) => {
-    const t0 = performance.now()
-    for (let i = 0; i < n; i++) await work(i)
-    return (performance.now() - t0) / n
+async function captureStatements(
+  database: Database,
+  query: Record<string, unknown>,
+  word: string,
+): Promise<CapturedSearch> {
+  const executor = database.kysely.getExecutor()
+  const statements: CapturedSearch['statements'] = []
+  const kysely = database.kysely.withPlugin({
+    transformQuery: ({ node, queryId }) => {
+      const { sql, parameters } = executor.compileQuery(node, queryId)
+      statements.push({ sql, parameters: [...parameters] })
+      return node
+    },
+    transformResult: async ({ result }) => result,
+  })
+  await listProducts({ ...database, kysely }, STORE, { ...query, limit: 50 })
+  const match = statements[0]?.parameters.find((p) => typeof p === 'string' && p.includes(word))
+  if (typeof match !== 'string') throw new Error(`no match of ${word} among the values`)
+  return { statements, match, word }
+}
+
+/** The issue's queries one at a time through the service's list, beside a LIKE scan. */
+async function latencyTable(database: Database, count: number, runs: number) {
+  const dialect = database.dialect
+  console.log(
+    `\n| ${dialect} (${count.toLocaleString('en')} products) | matches | p50 ms | p95 ms | p99 ms | ${dialect === 'postgres' ? 'ILIKE' : 'LIKE'} p50 ms | ratio |`,
+  )
+  console.log('| --- | --- | --- | --- | --- | --- | --- |')
+  for (const c of queries()) {
+    const first = await listProducts(database, STORE, { ...c.query, limit: 50 })
+    const t = await time(runs, () => listProducts(database, STORE, { ...c.query, limit: 50 }))
+    let like = ''
+    let ratio = ''
+    if (c.like) {
+      const l = await time(Math.max(3, Math.floor(runs / 20)), () => likeScan(database, c.like!))
+      like = l.p50.toFixed(1)
+      ratio = `${(l.p50 / t.p50).toFixed(0)}x`
+    }
+    const matched = first.data.length === 50 ? '50+' : String(first.data.length)
+    console.log(
+      `| ${c.label} | ${matched} | ${t.p50.toFixed(1)} | ${t.p95.toFixed(1)} | ${t.p99.toFixed(1)} | ${like} | ${ratio} |`,
+    )
   }
-  const ids: string[] = []
-  const create = (i: number, twice: boolean) =>
-    database.writeAtomic(async (db) => {
-      const product = await createProductWork(STORE, {
-        name: `Bench new ${i} ${WORDS[i % WORDS.length]}`,
-        tags: ['x'],
-      })(db)
-      if (twice) await refreshSearchDocuments(db, STORE, [product.id])
-      ids.push(product.id)
-    })
-  const patch = (i: number, twice: boolean) =>
-    database.writeAtomic(async (db) => {
-      await updateProductWork(
-        STORE,
-        ids[i]!,
-        { description: `changed ${i} ${twice}` },
-        undefined,
-      )(db)
-      if (twice) await refreshSearchDocuments(db, STORE, [ids[i]!])
-    })
-  const createOnce = await rate((i) => create(i, false))
-  const createTwice = await rate((i) => create(n + i, true))
-  const patchOnce = await rate((i) => patch(i, false))
-  const patchTwice = await rate((i) => patch(n + i, true))
-  const perSecond = (ms: number) => 1000 / ms
-  return {
-    create: perSecond(createOnce),
-    createWithout: perSecond(2 * createOnce - createTwice),
-    patch: perSecond(patchOnce),
-    patchWithout: perSecond(2 * patchOnce - patchTwice),
-  }
+  const deep = await time(Math.max(3, Math.floor(runs / 20)), () =>
+    pageFifty(database, { q: 'tag 17', sort: 'price' }),
+  )
+  console.log(
+    `| page 50 of a word by price (walked from page 1: 50 requests) | | ${deep.p50.toFixed(1)} | ${deep.p95.toFixed(1)} | | | |`,
+  )
 }
 
 async function main() {
@@ -358,41 +368,14 @@ async function main() {
       database = createDatabase(url)
       if (dialect === 'postgres') await sql`analyze`.execute(database.kysely)
       else await sql`analyze`.execute(database.kysely)
-      console.log(
-        `\n| ${dialect} (${count.toLocaleString('en')} products) | matches | p50 ms | p95 ms | p99 ms | ${dialect === 'postgres' ? 'ILIKE' : 'LIKE'} p50 ms | ratio |`,
-      )
-      console.log('| --- | --- | --- | --- | --- | --- | --- |')
-      for (const c of queries()) {
-        const first = await listProducts(database, STORE, { ...c.query, limit: 50 })
-        const t = await time(runs, () => listProducts(database, STORE, { ...c.query, limit: 50 }))
-        let like = ''
-        let ratio = ''
-        if (c.like) {
-          const l = await time(Math.max(3, Math.floor(runs / 20)), () =>
-            likeScan(database, c.like!),
-          )
-          like = l.p50.toFixed(1)
-          ratio = `${(l.p50 / t.p50).toFixed(0)}x`
-        }
-        const matched = first.data.length === 50 ? '50+' : String(first.data.length)
-        console.log(
-          `| ${c.label} | ${matched} | ${t.p50.toFixed(1)} | ${t.p95.toFixed(1)} | ${t.p99.toFixed(1)} | ${like} | ${ratio} |`,
-        )
-      }
-      const deep = await time(Math.max(3, Math.floor(runs / 20)), () =>
-        pageFifty(database, { q: 'tag 17', sort: 'price' }),
-      )
-      console.log(
-        `| page 50 of a word by price (walked from page 1: 50 requests) | | ${deep.p50.toFixed(1)} | ${deep.p95.toFixed(1)} | | | |`,
-      )
-      const rates = await writeRates(database, short ? 50 : 500)
-      const cost = (withIt: number, without: number) =>
-        `${(100 * (1 - withIt / without)).toFixed(0)} %`
-      console.log(
-        `\n${dialect}: create ${rates.create.toFixed(0)}/s with the document, ${rates.createWithout.toFixed(0)}/s without (cost ${cost(rates.create, rates.createWithout)}); ` +
-          `PATCH ${rates.patch.toFixed(0)}/s with, ${rates.patchWithout.toFixed(0)}/s without (cost ${cost(rates.patch, rates.patchWithout)})`,
-      )
+      if (!args.includes('--no-latency')) await latencyTable(database, count, runs)
+      // Issue 34's throughput and write figures, over HTTP: a word in about 1 % of products,
+      // three facets, by price.
+      const query = { q: WORDS[17]!, sort: 'price', facets: 'vendor,tag,option.Color' }
+      const captured = await captureStatements(database, query, WORDS[17]!)
       await database.close()
+      if (!args.includes('--no-http'))
+        await runSearchHttp(dialect, url, captured, new URLSearchParams(query).toString())
     } finally {
       // --keep: leave the loaded store for EXPLAIN and profiling.
       if (args.includes('--keep')) console.log(`${dialect}: kept ${url}`)

@@ -41,15 +41,34 @@ export const BASELINES = {
   'bare-normal-events': { dialect: 'sqlite', short: 'NORMAL+event', sync: 'NORMAL', events: true },
   'bare-pg': { dialect: 'postgres', short: 'pg', sync: 'FULL', events: false },
   'bare-pg-events': { dialect: 'postgres', short: 'pg+event', sync: 'FULL', events: true },
+  // The search bench's (bench/search-http.ts): the event's twin that also writes the product's
+  // search document, on the service's own loaded database; not one of the scenarios' baselines.
+  'bare-normal-events-search': {
+    dialect: 'sqlite',
+    short: 'NORMAL+event+document',
+    sync: 'NORMAL',
+    events: true,
+    documents: true,
+  },
+  'bare-pg-events-search': {
+    dialect: 'postgres',
+    short: 'pg+event+document',
+    sync: 'FULL',
+    events: true,
+    documents: true,
+  },
 } as const satisfies Record<
   string,
-  { dialect: Dialect; short: string; sync: string; events: boolean }
+  { dialect: Dialect; short: string; sync: string; events: boolean; documents?: boolean }
 >
 export type BaselineKind = keyof typeof BASELINES
 export type ServerKind = 'service' | BaselineKind
 
+/** The scenarios' baselines of a dialect (not the search bench's document-writing ones). */
 export const baselinesOf = (dialect: Dialect) =>
-  (Object.keys(BASELINES) as BaselineKind[]).filter((k) => BASELINES[k].dialect === dialect)
+  (Object.keys(BASELINES) as BaselineKind[]).filter(
+    (k) => BASELINES[k].dialect === dialect && !('documents' in BASELINES[k]),
+  )
 
 /** The baseline a scenario's goals are set against: the event-appending twin for writes. */
 export function goalBaseline(dialect: Dialect, writes: boolean): BaselineKind {
@@ -121,10 +140,13 @@ export async function startService(
     seed?: (databaseUrl: string) => Promise<void>
     env?: Record<string, string>
     shared?: RunningServer
+    /** A database made and migrated beforehand (the search bench's store), kept at stop. */
+    databaseUrl?: string
   } = {},
 ): Promise<RunningServer> {
-  const database = options.shared
-    ? { url: options.shared.databaseUrl, remove: async () => {} }
+  const given = options.shared?.databaseUrl ?? options.databaseUrl
+  const database = given
+    ? { url: given, remove: async () => {} }
     : await scratchDatabase(context, dialect)
   try {
     const settings = {
@@ -156,15 +178,28 @@ export async function startService(
   }
 }
 
-/** Starts a bare baseline on a fresh database; it creates its tables itself. */
-export async function startBaseline(context: Context, kind: BaselineKind): Promise<RunningServer> {
-  const { dialect, sync, events } = BASELINES[kind]
-  const database = await scratchDatabase(context, dialect)
+/**
+ * Starts a bare baseline on a fresh database, where it creates its tables itself; or on
+ * `databaseUrl`, a service's migrated database (kept at stop), with `env` besides
+ * (baseline-server.ts: BASELINE_SEARCH).
+ */
+export async function startBaseline(
+  context: Context,
+  kind: BaselineKind,
+  options: { databaseUrl?: string; env?: Record<string, string> } = {},
+): Promise<RunningServer> {
+  const { dialect, sync, events, ...rest } = BASELINES[kind]
+  const database = options.databaseUrl
+    ? { url: options.databaseUrl, remove: async () => {} }
+    : await scratchDatabase(context, dialect)
   try {
     const settings = {
       BASELINE_DATABASE: database.url,
       BASELINE_SYNCHRONOUS: sync,
       BASELINE_EVENTS: events ? '1' : '0',
+      BASELINE_DOCUMENTS: 'documents' in rest ? '1' : '0',
+      BASELINE_SCHEMA: options.databaseUrl ? 'service' : 'own',
+      ...options.env,
     }
     return await serve(context, kind, dialect, database, 'ck_baseline', settings, [
       baselineScript(context),
@@ -176,25 +211,30 @@ export async function startBaseline(context: Context, kind: BaselineKind): Promi
 }
 
 /**
- * baseline-server.ts as plain JavaScript, run by node alone like the service's dist/ (the
- * tsx loader would add a thread and ~25 MiB to the RSS compared with the service's). Written
- * inside the project, where its packages resolve; git ignores bench/results/.
+ * baseline-server.ts (and its search routes, baseline-search.ts) as plain JavaScript, run by
+ * node alone like the service's dist/ (the tsx loader would add a thread and ~25 MiB to the
+ * RSS compared with the service's). Written inside the project, where its packages resolve;
+ * git ignores bench/results/.
  */
 function baselineScript(context: Context): string {
   if (context.baseline) return context.baseline
-  const source = fileURLToPath(new URL('./baseline-server.ts', import.meta.url))
-  const output = ts.transpileModule(readFileSync(source, 'utf8'), {
-    compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2023 },
-  })
   mkdirSync(join(ROOT, 'bench', 'results'), { recursive: true })
   const dir = mkdtempSync(join(ROOT, 'bench', 'results', 'baseline-'))
   context.cleanup.add(`remove ${dir}`, () => rmSync(dir, { recursive: true, force: true }))
   // The one module the baseline shares with the service, the SQLite driver, comes from dist/.
   const dist = pathToFileURL(join(ROOT, 'dist') + '/').href
-  writeFileSync(
-    join(dir, 'baseline-server.mjs'),
-    output.outputText.replaceAll("from '../src/", `from '${dist}`),
-  )
+  for (const name of ['baseline-server', 'baseline-search']) {
+    const source = fileURLToPath(new URL(`./${name}.ts`, import.meta.url))
+    const output = ts.transpileModule(readFileSync(source, 'utf8'), {
+      compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2023 },
+    })
+    writeFileSync(
+      join(dir, `${name}.mjs`),
+      output.outputText
+        .replaceAll("from '../src/", `from '${dist}`)
+        .replaceAll("from './baseline-search.js'", "from './baseline-search.mjs'"),
+    )
+  }
   return (context.baseline = join(dir, 'baseline-server.mjs'))
 }
 

@@ -1,7 +1,6 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
 import { principalOf } from '../auth/auth.hook.js'
-import { DeletedResponse } from '../catalog/catalog.schemas.js'
 import type { Database } from '../db/database.js'
 import {
   bodyErrors,
@@ -130,7 +129,6 @@ export function registerMetafieldDefinitionRoutes(
         'Its value is removed from every record, without an event per record and without ' +
         'moving their version or updatedAt.',
       params: DefinitionIdParams,
-      deleted: DeletedResponse,
     }),
     async (request, reply) =>
       await runWrite(request, reply, (storeId) =>

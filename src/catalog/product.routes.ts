@@ -16,15 +16,16 @@ import { prepareJsonBody } from '../http/validation.js'
 import type { WriteRunner } from '../idempotency/write-runner.js'
 import {
   CreateProductBody,
-  DeletedResponse,
-  ListProductsQuery,
-  ProductPage,
-  ProductResponse,
-  ProductWithVariantsResponse,
   TRIMMED_FIELDS,
   TRIMMED_LIST_FIELDS,
   UpdateProductBody,
 } from './catalog.schemas.js'
+import {
+  ProductPage,
+  ProductResponse,
+  ProductWithVariantsResponse,
+} from './catalog-records.schemas.js'
+import { ListProductsQuery } from './catalog-queries.schemas.js'
 import {
   createProductWork,
   deleteProductWork,
@@ -130,7 +131,6 @@ export function registerProductRoutes(
         'Every read of the product and its variants is 404 from then on; their skus are free ' +
         'again. With `If-Match`, only that version is deleted (412 `precondition_failed`).',
       params: IdParams,
-      deleted: DeletedResponse,
     }),
     async (request, reply) =>
       await runWrite(request, reply, (storeId) =>

@@ -15,15 +15,9 @@ import {
 import { ErrorBody, IdParams, withErrors } from '../http/schemas.js'
 import { prepareJsonBody } from '../http/validation.js'
 import type { WriteRunner } from '../idempotency/write-runner.js'
-import {
-  CreateVariantBody,
-  DeletedResponse,
-  FindVariantsQuery,
-  TRIMMED_FIELDS,
-  UpdateVariantBody,
-  VariantListResponse,
-  VariantResponse,
-} from './catalog.schemas.js'
+import { CreateVariantBody, TRIMMED_FIELDS, UpdateVariantBody } from './catalog.schemas.js'
+import { VariantListResponse, VariantResponse } from './catalog-records.schemas.js'
+import { FindVariantsQuery } from './catalog-queries.schemas.js'
 import {
   addVariantWork,
   deleteVariantWork,
@@ -154,7 +148,6 @@ export function registerVariantRoutes(
         "highest remaining, and its version moves. With `If-Match` (the variant's version), " +
         'only that version is deleted (412 `precondition_failed`).',
       params: VariantParams,
-      deleted: DeletedResponse,
     }),
     async (request, reply) => {
       const { id, variantId } = request.params

@@ -23,8 +23,8 @@ import {
   MAX_POSITION,
   type CreateVariantInput,
   type UpdateVariantInput,
-  type Variant,
 } from './catalog.schemas.js'
+import { type Variant } from './catalog-records.schemas.js'
 import { toStoredAmount, toStoredAmountOrNull } from './money.js'
 import {
   getProduct,

@@ -1,7 +1,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
 import { principalOf } from '../auth/auth.hook.js'
-import { DeletedResponse, ProductPage } from '../catalog/catalog.schemas.js'
+import { ProductPage } from '../catalog/catalog-records.schemas.js'
 import type { Database } from '../db/database.js'
 import {
   bodyErrors,
@@ -140,7 +140,6 @@ export function registerCollectionRoutes(
       tags: TAGS,
       summary: 'Delete a collection; its products stay',
       params: CollectionIdParams,
-      deleted: DeletedResponse,
     }),
     async (request, reply) =>
       await runWrite(request, reply, (storeId) =>

@@ -59,6 +59,20 @@ export function conditionalWriteResponses<T extends TSchema>(ok: T) {
   return withErrors({ 200: ok, 404: ErrorBody, 412: ErrorBody, ...bodyErrors })
 }
 
+/** The answer of a DELETE of one record. */
+export const DeletedResponse = Type.Object(
+  {
+    data: Type.Object({
+      id: Type.String({ format: 'uuid' }),
+      deleted: Type.Literal(true),
+    }),
+  },
+  {
+    description: 'The record is deleted: every read of it is 404 from now on',
+    examples: [{ data: { id: '019aa9a4-6f2e-7c41-9b0d-3f5e2a8c1d70', deleted: true } }],
+  },
+)
+
 /** What the OpenAPI document says of a route. */
 interface RouteDoc {
   operationId: string
@@ -113,11 +127,9 @@ export function recordPatch<P extends TSchema, B extends TSchema, R extends TSch
   }
 }
 
-/** The options of a DELETE of one record (with If-Match), answered by `deleted`: scope `write`. */
-export function recordDelete<P extends TSchema, R extends TSchema>(
-  doc: RouteDoc & { params: P; deleted: R },
-) {
-  const { params, deleted, ...text } = doc
+/** The options of a DELETE of one record (with If-Match), answered by DeletedResponse. */
+export function recordDelete<P extends TSchema>(doc: RouteDoc & { params: P }) {
+  const { params, ...text } = doc
   return {
     config: { scope: 'write' as const },
     onRequest: dropContentTypeOfEmptyBody,
@@ -125,7 +137,7 @@ export function recordDelete<P extends TSchema, R extends TSchema>(
       ...text,
       params,
       headers: ConditionalWriteHeaders,
-      response: conditionalWriteResponses(deleted),
+      response: conditionalWriteResponses(DeletedResponse),
     },
   }
 }

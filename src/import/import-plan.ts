@@ -10,11 +10,10 @@ import {
   TRIMMED_FIELDS,
   UpdateProductBody,
   type CreateProductInput,
-  type Product,
   type UpdateProductInput,
   type UpdateVariantInput,
-  type Variant,
 } from '../catalog/catalog.schemas.js'
+import { type Product, type Variant } from '../catalog/catalog-records.schemas.js'
 import { listProductRows } from '../catalog/product.repository.js'
 import { normalizeImages, uniqueTags } from '../catalog/record-fields.js'
 import { statusesBarredFrom } from '../catalog/transitions.js'

@@ -1,12 +1,12 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { principalOf } from '../auth/auth.hook.js'
-import { DeletedResponse } from '../catalog/catalog.schemas.js'
 import type { Database } from '../db/database.js'
 import { validationFailed } from '../errors.js'
 import { toAppError } from '../http/error-handler.js'
 import {
   bodyErrors,
+  DeletedResponse,
   dropContentTypeOfEmptyBody,
   IdempotencyHeaders,
   PREFIX,

@@ -21,7 +21,8 @@ import { findProductWithVariants, type VariantFields } from '../catalog/variant.
 import { DUPLICATE_OPTIONS_MESSAGE, optionsKey } from '../catalog/variant.service.js'
 import type { Executor, ProductRow } from '../db/schema.js'
 import type { FieldProblem } from '../errors.js'
-import { createValidatorCompiler, toFieldProblems } from '../http/validation.js'
+import { toFieldProblems } from '../http/field-problems.js'
+import { createValidatorCompiler } from '../http/validation.js'
 import {
   conflict,
   productErrors,

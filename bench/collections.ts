@@ -8,9 +8,13 @@
  *   tenth match, with the process's peak RSS growth;
  * - `GET /collections/:id/products` page 1 against page 1,000, for each sort order.
  *
+ * - the count of the same rules' matches before saving (`POST /collections/preview`, 0053), the
+ *   median of 5, against that rules change.
+ *
  * Environment: BENCH_POSTGRES_URL (a server where a scratch schema is made and dropped; without
  * it SQLite only), BENCH_COLL_WRITES (2,000), BENCH_COLL_PRODUCTS (200,000), BENCH_COLL_NONE=1
- * (only the rates of a store without collections: run it in a checkout of another commit too).
+ * (only the rates of a store without collections: run it in a checkout of another commit too),
+ * BENCH_COLL_PREVIEW=1 (only the preview against the rules change).
  */
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -170,20 +174,34 @@ async function fillProducts(database: Database, count: number) {
   }
 }
 
-async function rulesChangeAndPages(dialect: Dialect) {
+const UNDER_10 = [{ field: 'price', relation: 'less_than', value: 10 }]
+
+/** The median time of 5 previews of the rules that the rules change below saves. */
+async function previewMs(store: Store): Promise<number> {
+  const times: number[] = []
+  for (let i = 0; i < 5; i++) {
+    const started = performance.now()
+    await call(store, 'POST', '/collections/preview', { rules: UNDER_10 })
+    times.push(performance.now() - started)
+  }
+  return times.sort((a, b) => a - b)[2]!
+}
+
+async function rulesChangeAndPages(dialect: Dialect, onlyPreview = false) {
   const store = await openStore(dialect)
   try {
     await fillProducts(store.database, PRODUCTS)
+    const previewMedianMs = await previewMs(store)
     const rss = process.memoryUsage().rss
     const started = performance.now()
     const collection = (
-      await call(store, 'POST', '/collections', {
-        title: 'Under 10',
-        rules: [{ field: 'price', relation: 'less_than', value: 10 }],
-      })
+      await call(store, 'POST', '/collections', { title: 'Under 10', rules: UNDER_10 })
     ).data
     const rulesChangeMs = performance.now() - started
     const rssGrowthMb = (process.memoryUsage().rss - rss) / 1e6
+    if (onlyPreview) {
+      return { members: collection.productsCount, previewMedianMs, rulesChangeMs }
+    }
     const pages: Record<string, { page1Ms: number; page1000Ms: number }> = {}
     for (const sort of ['newest', 'oldest', 'name', '-name', 'price', '-price']) {
       await call(store, 'PATCH', `/collections/${collection.id}`, { sort_order: sort })
@@ -205,7 +223,7 @@ async function rulesChangeAndPages(dialect: Dialect) {
       }
       pages[sort] = { page1Ms, page1000Ms }
     }
-    return { members: collection.productsCount, rulesChangeMs, rssGrowthMb, pages }
+    return { members: collection.productsCount, previewMedianMs, rulesChangeMs, rssGrowthMb, pages }
   } finally {
     await store.close()
   }
@@ -214,6 +232,11 @@ async function rulesChangeAndPages(dialect: Dialect) {
 async function main() {
   const dialects: Dialect[] = process.env.BENCH_POSTGRES_URL ? ['sqlite', 'postgres'] : ['sqlite']
   for (const dialect of dialects) {
+    if (process.env.BENCH_COLL_PREVIEW === '1') {
+      const preview = await rulesChangeAndPages(dialect, true)
+      console.log(JSON.stringify({ dialect, products: PRODUCTS, ...preview }))
+      continue
+    }
     const none = await writeRates(dialect, 0)
     if (process.env.BENCH_COLL_NONE === '1') {
       console.log(JSON.stringify({ dialect, writes: WRITES, none }))

@@ -56,8 +56,11 @@ export function findings(): Findings {
   }
 }
 
-/** Windows per arm of a comparison, taken in turn: see measureInTurn. */
-export const ROUNDS = 3
+/**
+ * Windows per arm of a comparison, taken in turn: see measureInTurn. BENCH_ROUNDS=1 is for a
+ * smoke run (CI's), which looks for errors and lost writes, not at the figures.
+ */
+export const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS || 3))
 
 export interface WindowFigures {
   reqPerS: number

@@ -15,8 +15,9 @@
  *
  * Environment: BENCH_WARMUP_S (3), BENCH_DURATION_S (10), BENCH_POSTGRES_URL (an admin URL on
  * this machine, where scratch databases bench_* are made and dropped), BENCH_LONG=1 (soak to
- * 1,000,000 requests), BENCH_SCALE=0, BENCH_WEBHOOKS=0, BENCH_SCENARIOS=0, BENCH_METAFIELDS=0 (skip a
- * section).
+ * 1,000,000 requests), BENCH_ROUNDS (windows per arm, 3), BENCH_BUILD=0 (dist/ is up to date:
+ * CI's, just built by npm ci), BENCH_SCALE=0, BENCH_WEBHOOKS=0,
+ * BENCH_SCENARIOS=0, BENCH_METAFIELDS=0 (skip a section).
  */
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -147,11 +148,13 @@ async function runScenarios(session: Session, dialect: Dialect): Promise<Scenari
     }
     for (const name of SCENARIO_NAMES) {
       const { writes, label } = SCENARIOS[name]
-      const arms = []
-      for (const server of servers) {
-        const targets = await SCENARIOS[name].seed(apiClient(server.url, server.key))
-        arms.push({ server, specs: [{ scenario: name, targets }] })
-      }
+      // Seeded side by side: seeding is not measured.
+      const arms = await Promise.all(
+        servers.map(async (server) => {
+          const targets = await SCENARIOS[name].seed(apiClient(server.url, server.key))
+          return { server, specs: [{ scenario: name, targets }] }
+        }),
+      )
       const count = (server: RunningServer) =>
         writes ? countStored(server.databaseUrl, writes.table, writes.what) : Promise.resolve(0)
       const before = await Promise.all(servers.map(count))
@@ -383,9 +386,14 @@ async function soakOnly(session: Session, dialects: Dialect[]): Promise<number> 
 
 await runMain('bench', async (cleanup) => {
   const config = loadBenchConfig()
-  const log = (line: string) => console.error(line)
-  log('building the service (npm run build), so that the figures are those of src/ as it is')
-  await runCommand('npm', ['run', 'build'], { cwd: ROOT })
+  const started = Date.now()
+  // Seconds since the start on each line, so that a log shows where the time goes.
+  const log = (line: string) =>
+    console.error(`[${Math.round((Date.now() - started) / 1000)} s] ${line}`)
+  if (config.build) {
+    log('building the service (npm run build), so that the figures are those of src/ as it is')
+    await runCommand('npm', ['run', 'build'], { cwd: ROOT })
+  }
   const context = createContext(cleanup, config)
   const load = startLoadGenerator(cleanup)
   const session: Session = { context, load, config, found: findings(), log }

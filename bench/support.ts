@@ -21,6 +21,8 @@ export interface BenchConfig {
   readonly postgresUrl: string | undefined
   /** Soak to 1,000,000 requests and import 1,000,000 variants (minutes). */
   readonly long: boolean
+  /** Build dist/ first (BENCH_BUILD=0: it is up to date, as CI's is after npm ci). */
+  readonly build: boolean
   readonly scale: boolean
   readonly scenarios: boolean
   readonly webhooks: boolean
@@ -54,6 +56,7 @@ export function loadBenchConfig(env: NodeJS.ProcessEnv = process.env): BenchConf
     connections: 16,
     postgresUrl,
     long: flag('BENCH_LONG', false),
+    build: flag('BENCH_BUILD', true),
     scale: flag('BENCH_SCALE', true),
     scenarios: flag('BENCH_SCENARIOS', true),
     webhooks: flag('BENCH_WEBHOOKS', true),

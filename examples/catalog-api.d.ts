@@ -250,6 +250,28 @@ export interface paths {
     patch?: never
     trace?: never
   }
+  '/api/commerce/v1/collections/preview': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * Count the products that smart rules match, without saving anything
+     * @description The rules are checked as a create or a PATCH of a smart collection checks them (the same 400s, each named `rules[i].field`, `.relation` or `.value`) and matched as its members would be; the answer is the rules as they would be stored and how many products of the store they match now. Nothing is written and no event is appended, so a `read` key may ask. For a rule editor that shows the count before the collection is saved.
+     *
+     *     Needs an API key with scope `read` or `write`.
+     */
+    post: operations['previewCollectionRules']
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
   '/api/commerce/v1/collections/{id}': {
     parameters: {
       query?: never
@@ -3987,6 +4009,185 @@ export interface operations {
           'RateLimit-Policy': components['headers']['RateLimit-Policy']
           RateLimit: components['headers']['RateLimit']
           'Idempotent-Replayed': components['headers']['Idempotent-Replayed']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+    }
+  }
+  previewCollectionRules: {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "rules": [
+         *         {
+         *           "field": "price",
+         *           "relation": "less_than",
+         *           "value": 20
+         *         },
+         *         {
+         *           "field": "tag",
+         *           "relation": "equals",
+         *           "value": "summer"
+         *         }
+         *       ],
+         *       "disjunctive": false
+         *     }
+         */
+        'application/json': {
+          rules: unknown[]
+          disjunctive?: boolean | null
+        }
+      }
+    }
+    responses: {
+      /** @description What a smart collection with these rules would hold; nothing is written */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          [name: string]: unknown
+        }
+        content: {
+          /**
+           * @example {
+           *       "data": {
+           *         "rules": [
+           *           {
+           *             "field": "price",
+           *             "relation": "less_than",
+           *             "value": 20
+           *           }
+           *         ],
+           *         "disjunctive": false,
+           *         "productsCount": 42
+           *       }
+           *     }
+           */
+          'application/json': {
+            data: {
+              /** @description The rules as a collection would store them */
+              rules: {
+                field: string
+                /** @enum {string} */
+                relation:
+                  | 'equals'
+                  | 'not_equals'
+                  | 'contains'
+                  | 'not_contains'
+                  | 'starts_with'
+                  | 'ends_with'
+                  | 'greater_than'
+                  | 'less_than'
+                value: string | number
+              }[]
+              disjunctive: boolean
+              /** @description The products of the store these rules match now */
+              productsCount: number
+            }
+          }
+        }
+      }
+      /** @description `invalid_json`: the body is not valid JSON, or is empty; `bad_request`: the bytes received are not valid HTTP (the connection is closed); `validation_failed`: a field is missing, of the wrong type or out of bounds; one detail per problem */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `unauthorized`: no Authorization header, not Bearer, or an unknown, malformed or revoked key */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'WWW-Authenticate': components['headers']['WWW-Authenticate']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `forbidden`: the key lacks the scope the route needs */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `payload_too_large`: the body is over the size limit (256 KiB unless configured; IMPORT_MAX_BYTES for an import) */
+      413: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `unsupported_media_type`: the body is not sent as application/json (as text/csv for an import) */
+      415: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `rate_limited`: the key has used up its requests for the current minute */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          'Retry-After': components['headers']['Retry-After']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `internal_error`: anything unexpected (logged with the request id) */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ErrorBody']
+        }
+      }
+      /** @description `unavailable`: the database is unreachable, or the service is shutting down */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          RateLimit: components['headers']['RateLimit']
           [name: string]: unknown
         }
         content: {

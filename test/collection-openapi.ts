@@ -22,6 +22,7 @@ type Check = (label: string, response: Promise<LightMyRequestResponse>) => Promi
 const collections = `${API}/collections`
 export const COLLECTION_LABELS = {
   create: `POST ${collections}`,
+  preview: `POST ${collections}/preview`,
   list: `GET ${collections}`,
   get: `GET ${collections}/{id}`,
   patch: `PATCH ${collections}/{id}`,
@@ -34,9 +35,12 @@ export const COLLECTION_LABELS = {
 
 /** Statuses no request can cause: 403 and 500 on reads (as for products), 409 on a DELETE. */
 export const COLLECTION_UNREACHABLE = [
-  ...[COLLECTION_LABELS.list, COLLECTION_LABELS.get, COLLECTION_LABELS.products].flatMap(
-    (label) => [`${label} 403`, `${label} 500`],
-  ),
+  ...[
+    COLLECTION_LABELS.list,
+    COLLECTION_LABELS.get,
+    COLLECTION_LABELS.products,
+    COLLECTION_LABELS.preview,
+  ].flatMap((label) => [`${label} 403`, `${label} 500`]),
   `${COLLECTION_LABELS.delete} 409`,
 ]
 
@@ -75,6 +79,14 @@ export async function exerciseCollections(
   await check(L.create, send('POST', collections, { ...json({ title: 'x' }), key: keys.read }))
   await check(L.create, send('POST', collections, huge))
   await check(L.create, send('POST', collections, plain))
+
+  const preview = `${collections}/preview`
+  const cheap = { rules: [{ field: 'price', relation: 'less_than', value: 100 }] }
+  await check(L.preview, send('POST', preview, { ...json(cheap), key: keys.read }))
+  await check(L.preview, send('POST', preview, json({ rules: [] })))
+  await check(L.preview, send('POST', preview, { ...json(cheap), key: null }))
+  await check(L.preview, send('POST', preview, huge))
+  await check(L.preview, send('POST', preview, plain))
 
   const page = await send('GET', `${collections}?limit=1`)
   await check(L.list, Promise.resolve(page))
@@ -181,6 +193,14 @@ export async function exerciseCollectionsGone(
   const L = COLLECTION_LABELS
   await check(L.create, send('POST', collections, json({ title: 'x' })))
   await check(L.list, send('GET', collections))
+  await check(
+    L.preview,
+    send(
+      'POST',
+      `${collections}/preview`,
+      json({ rules: [{ field: 'price', relation: 'less_than', value: 1 }] }),
+    ),
+  )
   await check(L.get, send('GET', urls.manual))
   await check(L.patch, send('PATCH', urls.manual, json({ title: 'x' })))
   await check(L.delete, send('DELETE', urls.manual))

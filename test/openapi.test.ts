@@ -137,6 +137,7 @@ describe('the OpenAPI document', () => {
       [`GET ${API}/webhook-endpoints/{id}/deliveries`]: write,
       [`POST ${API}/webhook-endpoints/{id}/deliveries/{deliveryId}/retry`]: write,
       [`POST ${API}/collections`]: write,
+      [`POST ${API}/collections/preview`]: read,
       [`GET ${API}/collections`]: read,
       [`GET ${API}/collections/{id}`]: read,
       [`PATCH ${API}/collections/{id}`]: write,

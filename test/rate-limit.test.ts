@@ -12,6 +12,7 @@ import type { Scope } from '../src/auth/scopes.js'
 import type { Database, Dialect } from '../src/db/database.js'
 import { MemoryWindowCounter } from '../src/rate-limit/memory-counter.js'
 import type { RateLimitOptions } from '../src/rate-limit/rate-limit.hook.js'
+import { PAUSE_AFTER_FAILURE_MS } from '../src/rate-limit/redis-counter.js'
 import { API, createTestDatabase, describeEachDialect, expectError } from './helpers.js'
 
 /** The Redis server the shared-budget tests use (keys under a prefix of their own); unset, they are skipped. */
@@ -429,10 +430,12 @@ describeEachDialect('rate limits shared through Redis', (dialect) => {
         const counts = keys.length === 0 ? [] : await redis.mget(...keys)
         return counts.reduce((sum, count) => sum + Number(count), 0)
       }
-      // Until the freeze, the instance counts in Redis (a stall of the loaded machine may make
-      // one of these requests count locally instead: they are retried).
+      // Until the freeze, the instance counts in Redis. A stall of the loaded machine may time
+      // a request's INCR out, which counts locally for the next PAUSE_AFTER_FAILURE_MS: retried
+      // after that pause.
       let inRedis = 0
-      for (let attempt = 0; attempt < 20 && inRedis === 0; attempt++) {
+      for (let attempt = 0; attempt < 5 && inRedis === 0; attempt++) {
+        if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, PAUSE_AFTER_FAILURE_MS))
         assert.equal((await api.list()).statusCode, 200)
         inRedis = await countedInRedis()
       }

@@ -224,3 +224,28 @@ export async function canWrite(key: string): Promise<boolean> {
     throw error
   }
 }
+
+/** A smart collection's condition, as the API takes and answers it. */
+export interface CollectionRule {
+  field: string
+  relation: string
+  value: string | number
+}
+
+export type CollectionSortOrder =
+  'manual' | 'newest' | 'oldest' | 'name' | '-name' | 'price' | '-price'
+
+export interface Collection {
+  id: string
+  title: string
+  handle: string
+  description: string | null
+  kind: 'manual' | 'smart'
+  rules: CollectionRule[] | null
+  disjunctive: boolean
+  sortOrder: CollectionSortOrder
+  productsCount: number
+  version: number
+  createdAt: string
+  updatedAt: string
+}

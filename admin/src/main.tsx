@@ -4,6 +4,8 @@ import { ApiError, call, canWrite, session } from './api.js'
 import { ProductList } from './products.js'
 import { ProductPage } from './product.js'
 import { ImportExportPage } from './imports.js'
+import { CollectionList } from './collections.js'
+import { CollectionPage } from './collection.js'
 import { MetafieldDefinitionsPage } from './metafields.js'
 import type { Session } from './ui.js'
 import { WebhookEndpointPage, WebhookEndpoints } from './webhooks.js'
@@ -16,6 +18,8 @@ type Route =
   | { screen: 'webhooks' }
   | { screen: 'webhook'; id: string }
   | { screen: 'attributes' }
+  | { screen: 'collections' }
+  | { screen: 'collection'; id: string | null }
 
 /** The screen a hash names: `#/products/<id>`, `#/imports/<id>`, `#/webhooks/<id>`, ... */
 function currentRoute(): Route {
@@ -24,6 +28,10 @@ function currentRoute(): Route {
   if (path === '/imports') return { screen: 'imports', id: null }
   if (path === '/webhooks') return { screen: 'webhooks' }
   if (path === '/attributes') return { screen: 'attributes' }
+  if (path === '/collections') return { screen: 'collections' }
+  if (path === '/collections/new') return { screen: 'collection', id: null }
+  const collection = /^\/collections\/([^/?#]+)$/.exec(path)
+  if (collection) return { screen: 'collection', id: decodeURIComponent(collection[1]!) }
   const match = /^\/(products|imports|webhooks)\/([^/?#]+)$/.exec(path)
   if (match) {
     const id = decodeURIComponent(match[2]!)
@@ -35,7 +43,8 @@ function currentRoute(): Route {
 }
 
 /** The part of the page a route belongs to, for the navigation's current link. */
-function section(route: Route): 'products' | 'imports' | 'webhooks' | 'attributes' {
+function section(route: Route): 'products' | 'collections' | 'imports' | 'webhooks' | 'attributes' {
+  if (route.screen === 'collections' || route.screen === 'collection') return 'collections'
   if (route.screen === 'imports') return 'imports'
   if (route.screen === 'attributes') return 'attributes'
   if (route.screen === 'webhooks' || route.screen === 'webhook') return 'webhooks'
@@ -44,6 +53,7 @@ function section(route: Route): 'products' | 'imports' | 'webhooks' | 'attribute
 
 const SECTIONS = [
   { id: 'products', href: '#/products', label: 'Products' },
+  { id: 'collections', href: '#/collections', label: 'Collections' },
   { id: 'imports', href: '#/imports', label: 'Import & export' },
   { id: 'webhooks', href: '#/webhooks', label: 'Webhooks' },
   { id: 'attributes', href: '#/attributes', label: 'Custom attributes' },
@@ -197,6 +207,10 @@ function App() {
         )}
         {route.screen === 'webhooks' && <WebhookEndpoints session={shared} />}
         {route.screen === 'attributes' && <MetafieldDefinitionsPage session={shared} />}
+        {route.screen === 'collections' && <CollectionList session={shared} />}
+        {route.screen === 'collection' && (
+          <CollectionPage key={route.id ?? 'new'} id={route.id} session={shared} />
+        )}
         {route.screen === 'webhook' && (
           <WebhookEndpointPage key={route.id} id={route.id} session={shared} />
         )}

@@ -32,6 +32,8 @@ import {
   ListCollectionProductsQuery,
   ListCollectionsQuery,
   MoveProductBody,
+  PreviewRulesBody,
+  RulesPreviewResponse,
   TRIMMED_COLLECTION_FIELDS,
   UpdateCollectionBody,
 } from './collection.schemas.js'
@@ -42,6 +44,7 @@ import {
   listCollections,
   updateCollectionWork,
 } from './collection.service.js'
+import { previewRules } from './rules-preview.service.js'
 
 const TAGS = ['collections']
 
@@ -78,6 +81,36 @@ export function registerCollectionRoutes(
     },
     async (request, reply) =>
       await runWrite(request, reply, (storeId) => createCollectionWork(storeId, request.body)),
+  )
+
+  routes.post(
+    `${PREFIX}/collections/preview`,
+    {
+      config: { scope: 'read' },
+      preValidation: prepareBody,
+      schema: {
+        operationId: 'previewCollectionRules',
+        tags: TAGS,
+        summary: 'Count the products that smart rules match, without saving anything',
+        description:
+          'The rules are checked as a create or a PATCH of a smart collection checks them ' +
+          '(the same 400s, each named `rules[i].field`, `.relation` or `.value`) and matched ' +
+          'as its members would be; the answer is the rules as they would be stored and how ' +
+          'many products of the store they match now. Nothing is written and no event is ' +
+          'appended, so a `read` key may ask. For a rule editor that shows the count before ' +
+          'the collection is saved.',
+        body: PreviewRulesBody,
+        response: withErrors({
+          200: RulesPreviewResponse,
+          400: ErrorBody,
+          413: ErrorBody,
+          415: ErrorBody,
+        }),
+      },
+    },
+    async (request) => ({
+      data: await previewRules(database, principalOf(request).storeId, request.body),
+    }),
   )
 
   routes.get(

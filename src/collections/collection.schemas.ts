@@ -94,6 +94,51 @@ export type UpdateCollectionInput = Static<typeof UpdateCollectionBody>
 
 export const TRIMMED_COLLECTION_FIELDS = ['title']
 
+export const PreviewRulesBody = Type.Object(
+  {
+    rules: RulesInput,
+    disjunctive: Type.Optional(Nullable(Type.Boolean())),
+  },
+  {
+    examples: [
+      {
+        rules: [
+          { field: 'price', relation: 'less_than', value: 20 },
+          { field: 'tag', relation: 'equals', value: 'summer' },
+        ],
+        disjunctive: false,
+      },
+    ],
+  },
+)
+export type PreviewRulesInput = Static<typeof PreviewRulesBody>
+
+export const RulesPreview = Type.Object({
+  rules: Type.Array(RuleSchema, { description: 'The rules as a collection would store them' }),
+  disjunctive: Type.Boolean(),
+  productsCount: Type.Integer({
+    minimum: 0,
+    description: 'The products of the store these rules match now',
+  }),
+})
+export type RulesPreview = Static<typeof RulesPreview>
+
+export const RulesPreviewResponse = Type.Object(
+  { data: RulesPreview },
+  {
+    description: 'What a smart collection with these rules would hold; nothing is written',
+    examples: [
+      {
+        data: {
+          rules: [{ field: 'price', relation: 'less_than', value: 20 }],
+          disjunctive: false,
+          productsCount: 42,
+        },
+      },
+    ],
+  },
+)
+
 export const Collection = Type.Object({
   id: Type.String({ format: 'uuid' }),
   title: Type.String(),

@@ -250,6 +250,18 @@ export async function replaceMembersWhere(
   }
 }
 
+/** How many products of the store `condition` (over `p`, rulesSql) holds for: one count. */
+export async function countProductsWhere(
+  db: Executor,
+  storeId: string,
+  condition: RawBuilder<boolean>,
+): Promise<number> {
+  const { rows } = await sql<{ count: number | string }>`
+    select count(*) as count from products p
+    where p.store_id = ${storeId} and ${condition}`.execute(db)
+  return Number(rows[0]?.count ?? 0)
+}
+
 /** The collections a product is in (before it is deleted), and its rows there removed. */
 export async function removeFromEveryCollection(
   db: Executor,

@@ -13,7 +13,7 @@ return count
 
 const CONNECT_TIMEOUT_MS = 500
 /** After a failure, requests are counted locally for this long before Redis is asked again. */
-const PAUSE_AFTER_FAILURE_MS = 1000
+export const PAUSE_AFTER_FAILURE_MS = 1000
 /** While Redis is unreachable, one warning per this interval, not one per request. */
 const WARNING_INTERVAL_MS = 10_000
 

@@ -1,22 +1,19 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
 import { principalOf } from '../auth/auth.hook.js'
-import { DeletedResponse } from '../catalog/catalog.schemas.js'
+import type { Database } from '../db/database.js'
 import {
   bodyErrors,
-  ConditionalReadHeaders,
-  ConditionalWriteHeaders,
-  conditionalWriteResponses,
-  dropContentTypeOfEmptyBody,
+  IdempotencyHeaders,
   PREFIX,
+  recordDelete,
+  recordPatch,
+  recordRead,
   sendRecord,
-  type WriteRunner,
-} from '../catalog/route-kit.js'
-import type { Database } from '../db/database.js'
-import { NotModified } from '../http/conditional.js'
+} from '../http/route-kit.js'
 import { ErrorBody, withErrors } from '../http/schemas.js'
-import { MERGE_PATCH_TYPE, prepareJsonBody } from '../http/validation.js'
-import { IdempotencyHeaders } from '../idempotency/idempotency.http.js'
+import { prepareJsonBody } from '../http/validation.js'
+import type { WriteRunner } from '../idempotency/write-runner.js'
 import {
   CreateDefinitionBody,
   DefinitionIdParams,
@@ -86,22 +83,13 @@ export function registerMetafieldDefinitionRoutes(
 
   routes.get(
     `${path}/:id`,
-    {
-      config: { scope: 'read' },
-      schema: {
-        operationId: 'getMetafieldDefinition',
-        tags: ['metafields'],
-        summary: 'A metafield definition',
-        params: DefinitionIdParams,
-        headers: ConditionalReadHeaders,
-        response: withErrors({
-          200: DefinitionResponse,
-          304: NotModified,
-          400: ErrorBody,
-          404: ErrorBody,
-        }),
-      },
-    },
+    recordRead({
+      operationId: 'getMetafieldDefinition',
+      tags: ['metafields'],
+      summary: 'A metafield definition',
+      params: DefinitionIdParams,
+      record: DefinitionResponse,
+    }),
     async (request, reply) =>
       sendRecord(
         request,
@@ -112,24 +100,19 @@ export function registerMetafieldDefinitionRoutes(
 
   routes.patch(
     `${path}/:id`,
-    {
-      config: { scope: 'write' },
+    recordPatch({
+      operationId: 'updateMetafieldDefinition',
+      tags: ['metafields'],
+      summary: 'Change a metafield definition (JSON Merge Patch)',
+      description:
+        '`name`, `description`, `validations` (replaced whole), `filterable` and ' +
+        '`searchable` may change; another `owner`, `namespace`, `key` or `type` is 400. ' +
+        'Values already stored stay, even those the new validations would refuse.',
+      params: DefinitionIdParams,
+      body: UpdateDefinitionBody,
+      record: DefinitionResponse,
       preValidation: preparePatch,
-      schema: {
-        operationId: 'updateMetafieldDefinition',
-        tags: ['metafields'],
-        summary: 'Change a metafield definition (JSON Merge Patch)',
-        description:
-          '`name`, `description`, `validations` (replaced whole), `filterable` and ' +
-          '`searchable` may change; another `owner`, `namespace`, `key` or `type` is 400. ' +
-          'Values already stored stay, even those the new validations would refuse.',
-        params: DefinitionIdParams,
-        headers: ConditionalWriteHeaders,
-        consumes: ['application/json', MERGE_PATCH_TYPE],
-        body: UpdateDefinitionBody,
-        response: conditionalWriteResponses(DefinitionResponse),
-      },
-    },
+    }),
     async (request, reply) =>
       await runWrite(request, reply, (storeId) =>
         updateDefinitionWork(storeId, request.params.id, request.body, request.headers['if-match']),
@@ -138,21 +121,15 @@ export function registerMetafieldDefinitionRoutes(
 
   routes.delete(
     `${path}/:id`,
-    {
-      config: { scope: 'write' },
-      onRequest: dropContentTypeOfEmptyBody,
-      schema: {
-        operationId: 'deleteMetafieldDefinition',
-        tags: ['metafields'],
-        summary: 'Delete a metafield definition and its values',
-        description:
-          'Its value is removed from every record, without an event per record and without ' +
-          'moving their version or updatedAt.',
-        params: DefinitionIdParams,
-        headers: ConditionalWriteHeaders,
-        response: conditionalWriteResponses(DeletedResponse),
-      },
-    },
+    recordDelete({
+      operationId: 'deleteMetafieldDefinition',
+      tags: ['metafields'],
+      summary: 'Delete a metafield definition and its values',
+      description:
+        'Its value is removed from every record, without an event per record and without ' +
+        'moving their version or updatedAt.',
+      params: DefinitionIdParams,
+    }),
     async (request, reply) =>
       await runWrite(request, reply, (storeId) =>
         deleteDefinitionWork(storeId, request.params.id, request.headers['if-match']),

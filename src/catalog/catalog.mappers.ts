@@ -1,7 +1,8 @@
 import { storedMetafields } from '../attributes/metafield-types.js'
 import type { ProductRow } from '../db/schema.js'
 import { toIso } from '../db/values.js'
-import type { Product, ProductStatus, Variant } from './catalog.schemas.js'
+import type { ProductStatus } from './catalog.schemas.js'
+import type { Product, Variant } from './catalog-records.schemas.js'
 import { fromStoredAmount, fromStoredAmountOrNull } from './money.js'
 import type { VariantFields } from './variant.repository.js'
 

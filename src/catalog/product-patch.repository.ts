@@ -1,7 +1,6 @@
 import { sql } from 'kysely'
-import { isPostgres } from '../db/database.js'
+import { dialectOf, POSTGRES } from '../db/dialect.js'
 import { patchedColumns, sentPairs, setEntries } from '../db/merge-patch-sql.js'
-import { movedOn } from '../db/timestamps.js'
 import { precompiled } from '../db/precompiled.js'
 import type { Executor, ProductRow } from '../db/schema.js'
 import { eventInStatement, type PendingEvent } from '../events/outbox.js'
@@ -59,7 +58,7 @@ export async function patchProductInOneStatement(
   db: Executor,
   patch: OneStatementPatch,
 ): Promise<ProductRow | undefined> {
-  if (!isPostgres(db)) return undefined
+  if (!dialectOf(db).oneStatementWrites) return undefined
   const { storeId, id, changes, versions, statusesBarred, updatedAt, event } = patch
   const sent = sentPairs(ONE_STATEMENT_COLUMNS, changes)
   const [row] = await patchProduct(
@@ -97,7 +96,7 @@ const patchProduct = precompiled((db: Executor, ...params: unknown[]) => {
         .set((eb) => ({
           ...setEntries(columns),
           version: eb('products.version', '+', 1),
-          updated_at: movedOn(true, 'products.updated_at', updatedAt),
+          updated_at: POSTGRES.movedOn('products.updated_at', updatedAt),
         }))
         .whereRef('products.store_id', '=', 'old.store_id')
         .whereRef('products.id', '=', 'old.id')

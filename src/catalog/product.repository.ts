@@ -1,6 +1,5 @@
 import { sql, type QueryCreator } from 'kysely'
-import { isPostgres } from '../db/database.js'
-import { movedOn } from '../db/timestamps.js'
+import { dialectOf, POSTGRES, type Dialect, type SqlDialect } from '../db/dialect.js'
 import { precompiled } from '../db/precompiled.js'
 import type { DB, Executor, NewProductRow, ProductRow } from '../db/schema.js'
 import { eventInStatement, eventRow, writeEventRow, type PendingEvent } from '../events/outbox.js'
@@ -34,33 +33,48 @@ export async function insertProductWithUniqueSlug(
   base: string,
   event: PendingEvent,
 ): Promise<string> {
-  const values = rowValues(row)
+  const tryInsert = INSERT_CLAIMING_A_SLUG[dialectOf(db).name]
   for (let attempt = 0; attempt < MAX_CLAIM_ATTEMPTS; attempt++) {
-    if (isPostgres(db)) {
-      const statement = row.tag_keys === '[]' ? insertUntagged : insertTagged
-      const [inserted] = await statement(
-        db,
-        ...values,
-        row.tag_keys,
-        base,
-        ...reservationOf(base),
-        event.type,
-        event.id,
-        event.createdAt,
-      )
-      if (inserted) return inserted.slug
-      continue
-    }
+    const slug = await tryInsert(db, row, base, event)
+    if (slug !== undefined) return slug
+  }
+  throw new Error(`no free slug for ${base} after ${MAX_CLAIM_ATTEMPTS} claims`)
+}
+
+/** One try of insertProductWithUniqueSlug: the slug, or undefined when the claim picked none. */
+type InsertClaimingASlug = (
+  db: Executor,
+  row: NewProduct,
+  base: string,
+  event: PendingEvent,
+) => Promise<string | undefined>
+
+const INSERT_CLAIMING_A_SLUG: Record<Dialect, InsertClaimingASlug> = {
+  async postgres(db, row, base, event) {
+    const statement = row.tag_keys === '[]' ? insertUntagged : insertTagged
+    const [inserted] = await statement(
+      db,
+      ...rowValues(row),
+      row.tag_keys,
+      base,
+      ...reservationOf(base),
+      event.type,
+      event.id,
+      event.createdAt,
+    )
+    return inserted?.slug
+  },
+  async sqlite(db, row, base, event) {
     const storeId = row.store_id
     const slug = await productSlugs.claimGenerated(db, storeId, base)
-    if (slug === undefined) continue
+    if (slug === undefined) return undefined
+    const values = rowValues(row)
     await insertProductRow(db, ...values, slug)
     await insertTags(db, storeId, row.id, row.created_at, row.status, row.tag_keys)
     const object = { ...productColumns(values), slug, max_variant_position: 0, version: 1 }
     await writeEventRow(db, eventRow(storeId, event, object))
     return slug
-  }
-  throw new Error(`no free slug for ${base} after ${MAX_CLAIM_ATTEMPTS} claims`)
+  },
 }
 
 /**
@@ -224,7 +238,7 @@ function productInsertStatement(
     ? (claimed.with('tagged', (qc) =>
         tagInsert(
           qc as unknown as QueryCreator<DB>,
-          true,
+          POSTGRES,
           storeId,
           id,
           createdAt,
@@ -258,7 +272,7 @@ function productInsertStatement(
 /** Inserts one product_tags row per key of the JSON array `tagKeys`. */
 function tagInsert(
   db: QueryCreator<DB>,
-  postgres: boolean,
+  dialect: SqlDialect,
   storeId: string,
   productId: string,
   createdAt: string,
@@ -267,9 +281,7 @@ function tagInsert(
   /** A CTE of the same statement: the tags are written only when it has a row. */
   onlyWith?: 'picked',
 ) {
-  const keys = postgres
-    ? sql<{ value: string }>`json_array_elements_text(${tagKeys}::json)`
-    : sql<{ value: string }>`json_each(${tagKeys})`
+  const keys = dialect.jsonArrayElements(tagKeys)
   return db
     .insertInto('product_tags')
     .columns(['store_id', 'product_id', 'tag_key', 'status', 'created_at'])
@@ -278,16 +290,10 @@ function tagInsert(
         .selectFrom(keys.as('k'))
         .select([
           eb.cast<string>(eb.val(storeId), 'text').as('store_id'),
-          (postgres
-            ? eb.cast<string>(eb.val(productId), 'uuid')
-            : eb.cast<string>(eb.val(productId), 'text')
-          ).as('product_id'),
+          dialect.cast<string>(productId, 'uuid').as('product_id'),
           sql<string>`k.value`.as('tag_key'),
           eb.cast<string>(eb.val(status), 'text').as('status'),
-          (postgres
-            ? eb.cast<string>(eb.val(createdAt), 'timestamptz')
-            : eb.cast<string>(eb.val(createdAt), 'text')
-          ).as('created_at'),
+          dialect.cast<string>(createdAt, 'timestamptz').as('created_at'),
         ])
         .$if(onlyWith !== undefined, (qb) =>
           qb.where(sql<boolean>`exists (select 1 from ${sql.table(onlyWith!)})`),
@@ -303,7 +309,7 @@ const insertTags = precompiled(
     createdAt: string,
     status: string,
     tagKeys: string,
-  ) => tagInsert(db, isPostgres(db), storeId, productId, createdAt, status, tagKeys),
+  ) => tagInsert(db, dialectOf(db), storeId, productId, createdAt, status, tagKeys),
 )
 
 const deleteTags = precompiled((db: Executor, storeId: string, productId: string) =>
@@ -339,7 +345,7 @@ const productForUpdate = precompiled((db: Executor, storeId: string, id: string)
     .selectAll()
     .where('store_id', '=', storeId)
     .where('id', '=', id)
-  return isPostgres(db) ? query.forUpdate() : query
+  return dialectOf(db).forUpdate(query)
 })
 
 /** The columns a PATCH may change, in the order updateProductRow takes them. */
@@ -386,7 +392,7 @@ const updateProduct = precompiled(
         tags,
         images,
         metafields,
-        updated_at: movedOn(isPostgres(db), 'products.updated_at', updatedAt),
+        updated_at: dialectOf(db).movedOn('products.updated_at', updatedAt),
         version: eb('version', '+', 1),
       }))
       .where('store_id', '=', storeId)
@@ -436,7 +442,7 @@ const touchProduct = precompiled((db: Executor, storeId: string, id: string, upd
     .updateTable('products')
     .set((eb) => ({
       version: eb('version', '+', 1),
-      updated_at: movedOn(isPostgres(db), 'products.updated_at', updatedAt),
+      updated_at: dialectOf(db).movedOn('products.updated_at', updatedAt),
       max_variant_position: eb.fn.coalesce(
         eb
           .selectFrom('variants')

@@ -2,31 +2,30 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
 import { principalOf } from '../auth/auth.hook.js'
 import type { Database } from '../db/database.js'
-import { NotModified } from '../http/conditional.js'
-import { ErrorBody, IdParams, withErrors } from '../http/schemas.js'
-import { MERGE_PATCH_TYPE, prepareJsonBody } from '../http/validation.js'
-import { IdempotencyHeaders } from '../idempotency/idempotency.http.js'
 import {
   bodyErrors,
-  ConditionalReadHeaders,
-  ConditionalWriteHeaders,
-  conditionalWriteResponses,
-  dropContentTypeOfEmptyBody,
+  IdempotencyHeaders,
   PREFIX,
+  recordDelete,
+  recordPatch,
+  recordRead,
   sendRecord,
-  type WriteRunner,
-} from './route-kit.js'
+} from '../http/route-kit.js'
+import { ErrorBody, IdParams, withErrors } from '../http/schemas.js'
+import { prepareJsonBody } from '../http/validation.js'
+import type { WriteRunner } from '../idempotency/write-runner.js'
 import {
   CreateProductBody,
-  DeletedResponse,
-  ListProductsQuery,
-  ProductPage,
-  ProductResponse,
-  ProductWithVariantsResponse,
   TRIMMED_FIELDS,
   TRIMMED_LIST_FIELDS,
   UpdateProductBody,
 } from './catalog.schemas.js'
+import {
+  ProductPage,
+  ProductResponse,
+  ProductWithVariantsResponse,
+} from './catalog-records.schemas.js'
+import { ListProductsQuery } from './catalog-queries.schemas.js'
 import {
   createProductWork,
   deleteProductWork,
@@ -78,22 +77,13 @@ export function registerProductRoutes(
 
   routes.get(
     `${PREFIX}/products/:id`,
-    {
-      config: { scope: 'read' },
-      schema: {
-        operationId: 'getProduct',
-        tags: ['products'],
-        summary: 'A product with its variants',
-        params: IdParams,
-        headers: ConditionalReadHeaders,
-        response: withErrors({
-          200: ProductWithVariantsResponse,
-          304: NotModified,
-          400: ErrorBody,
-          404: ErrorBody,
-        }),
-      },
-    },
+    recordRead({
+      operationId: 'getProduct',
+      tags: ['products'],
+      summary: 'A product with its variants',
+      params: IdParams,
+      record: ProductWithVariantsResponse,
+    }),
     async (request, reply) =>
       sendRecord(
         request,
@@ -104,28 +94,23 @@ export function registerProductRoutes(
 
   routes.patch(
     `${PREFIX}/products/:id`,
-    {
-      config: { scope: 'write' },
+    recordPatch({
+      operationId: 'updateProduct',
+      tags: ['products'],
+      summary: 'Change a product (JSON Merge Patch)',
+      description:
+        'A field left out is unchanged, a field sent replaces the stored value (`tags` and ' +
+        '`images` whole), `null` clears it; `null` for `name`, `status`, `price` or `slug` is ' +
+        'refused. Renaming keeps the slug; `slug` sets it (409 `duplicate_slug` when another ' +
+        'product has it). Status changes: draft and active to each other or to archived, ' +
+        'archived to draft (archived to active is 409 `invalid_transition`). A patch that ' +
+        'changes nothing answers the product as it is, with the same version. With ' +
+        '`If-Match`, the change is made only on that version (412 `precondition_failed`).',
+      params: IdParams,
+      body: UpdateProductBody,
+      record: ProductResponse,
       preValidation: preparePatch,
-      schema: {
-        operationId: 'updateProduct',
-        tags: ['products'],
-        summary: 'Change a product (JSON Merge Patch)',
-        description:
-          'A field left out is unchanged, a field sent replaces the stored value (`tags` and ' +
-          '`images` whole), `null` clears it; `null` for `name`, `status`, `price` or `slug` is ' +
-          'refused. Renaming keeps the slug; `slug` sets it (409 `duplicate_slug` when another ' +
-          'product has it). Status changes: draft and active to each other or to archived, ' +
-          'archived to draft (archived to active is 409 `invalid_transition`). A patch that ' +
-          'changes nothing answers the product as it is, with the same version. With ' +
-          '`If-Match`, the change is made only on that version (412 `precondition_failed`).',
-        params: IdParams,
-        headers: ConditionalWriteHeaders,
-        consumes: ['application/json', MERGE_PATCH_TYPE],
-        body: UpdateProductBody,
-        response: conditionalWriteResponses(ProductResponse),
-      },
-    },
+    }),
     async (request, reply) =>
       await runWrite(
         request,
@@ -138,21 +123,15 @@ export function registerProductRoutes(
 
   routes.delete(
     `${PREFIX}/products/:id`,
-    {
-      config: { scope: 'write' },
-      onRequest: dropContentTypeOfEmptyBody,
-      schema: {
-        operationId: 'deleteProduct',
-        tags: ['products'],
-        summary: 'Delete a product and its variants',
-        description:
-          'Every read of the product and its variants is 404 from then on; their skus are free ' +
-          'again. With `If-Match`, only that version is deleted (412 `precondition_failed`).',
-        params: IdParams,
-        headers: ConditionalWriteHeaders,
-        response: conditionalWriteResponses(DeletedResponse),
-      },
-    },
+    recordDelete({
+      operationId: 'deleteProduct',
+      tags: ['products'],
+      summary: 'Delete a product and its variants',
+      description:
+        'Every read of the product and its variants is 404 from then on; their skus are free ' +
+        'again. With `If-Match`, only that version is deleted (412 `precondition_failed`).',
+      params: IdParams,
+    }),
     async (request, reply) =>
       await runWrite(request, reply, (storeId) =>
         deleteProductWork(storeId, request.params.id, request.headers['if-match']),

@@ -13,12 +13,8 @@ import { AppError, productNotFound } from '../errors.js'
 import { appendEvent, pendingEvent } from '../events/outbox.js'
 import { ifMatchAllows, ifMatchVersions } from '../http/conditional.js'
 import { rowToProduct, rowToVariant } from './catalog.mappers.js'
-import {
-  type CreateProductInput,
-  type Product,
-  type ProductWithVariants,
-  type UpdateProductInput,
-} from './catalog.schemas.js'
+import { type CreateProductInput, type UpdateProductInput } from './catalog.schemas.js'
+import { type Product, type ProductWithVariants } from './catalog-records.schemas.js'
 import { toStoredAmount, toStoredAmountOrNull } from './money.js'
 import {
   claimSlugSetByHand,

@@ -1,5 +1,5 @@
 import { sql } from 'kysely'
-import { isPostgres } from '../db/database.js'
+import { dialectOf } from '../db/dialect.js'
 import { insertRows } from '../db/multi-row-insert.js'
 import { inList } from '../db/values.js'
 import type { Executor, NewVariantRow } from '../db/schema.js'
@@ -16,13 +16,10 @@ import {
  * counted in the database: what an export needs before its header, without reading the store.
  */
 export async function maxOptionNamesOfAProduct(db: Executor, storeId: string): Promise<number> {
-  const keys = isPostgres(db)
-    ? sql`variants v cross join lateral json_object_keys(v.options) as k(name)`
-    : sql`variants v, json_each(v.options) as k`
-  const name = isPostgres(db) ? sql`k.name` : sql`k.key`
+  const keys = dialectOf(db).joinJsonObjectKeys('v.options', 'k')
   const { rows } = await sql<{ names: number | null }>`
     select max(names) as names from (
-      select count(distinct ${name}) as names from ${keys}
+      select count(distinct k.key) as names from variants v ${keys}
       where v.store_id = ${storeId} group by v.product_id
     ) as counted
   `.execute(db)

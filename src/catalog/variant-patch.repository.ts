@@ -1,9 +1,8 @@
 import { sql } from 'kysely'
-import { isPostgres } from '../db/database.js'
+import { dialectOf, POSTGRES } from '../db/dialect.js'
 import { patchedColumns, sentPairs, setEntries } from '../db/merge-patch-sql.js'
 import { precompiled } from '../db/precompiled.js'
 import { eventInStatement, type PendingEvent } from '../events/outbox.js'
-import { movedOn } from '../db/timestamps.js'
 import type { Executor } from '../db/schema.js'
 
 import { VARIANT_READ_COLUMNS, type VariantFields } from './variant.columns.js'
@@ -52,7 +51,7 @@ export async function patchVariantInOneStatement(
   db: Executor,
   patch: OneStatementVariantPatch,
 ): Promise<VariantFields | undefined> {
-  if (!isPostgres(db)) return undefined
+  if (!dialectOf(db).oneStatementWrites) return undefined
   const { storeId, productId, variantId, changes, options, versions, updatedAt, event } = patch
   const sent = sentPairs(ONE_STATEMENT_COLUMNS, changes)
   const [row] = await patchVariant(
@@ -118,7 +117,7 @@ const patchVariant = precompiled((db: Executor, ...params: unknown[]) => {
           options: sql`case when ${optionsDiffer} then ${optionsText}::json else variants.options end`,
           options_key: sql`case when ${optionsSent}::boolean then ${optionsKeySent}::text else variants.options_key end`,
           version: eb('variants.version', '+', 1),
-          updated_at: movedOn(true, 'variants.updated_at', updatedAt),
+          updated_at: POSTGRES.movedOn('variants.updated_at', updatedAt),
         }))
         .whereRef('variants.store_id', '=', 'product.store_id')
         .whereRef('variants.product_id', '=', 'product.id')
@@ -141,7 +140,7 @@ const patchVariant = precompiled((db: Executor, ...params: unknown[]) => {
         .from('updated')
         .set((eb) => ({
           version: eb('products.version', '+', 1),
-          updated_at: movedOn(true, 'products.updated_at', updatedAt),
+          updated_at: POSTGRES.movedOn('products.updated_at', updatedAt),
         }))
         // The product's key as a value, not only as the join's: joined alone, the planner
         // scanned the store's whole range of the primary key for it (every product).

@@ -1,5 +1,5 @@
 import { sql } from 'kysely'
-import { isPostgres } from '../db/database.js'
+import { dialectOf, type Dialect } from '../db/dialect.js'
 import { precompiled } from '../db/precompiled.js'
 import type { Executor, ProductRow } from '../db/schema.js'
 
@@ -22,25 +22,31 @@ export async function findProductWithVariants(
   storeId: string,
   productId: string,
 ): Promise<{ product: ProductRow; variants: VariantFields[] } | undefined> {
-  if (isPostgres(db)) {
+  return READ_WITH_VARIANTS[dialectOf(db).name](db, storeId, productId)
+}
+
+const READ_WITH_VARIANTS: Record<Dialect, typeof findProductWithVariants> = {
+  async postgres(db, storeId, productId) {
     const [row] = await postgresProductRead(db, storeId, productId)
     if (row === undefined) return undefined
     const { variants, ...product } = row
     return { product, variants }
-  }
-  const product = productById.now(db, storeId, productId)
-  const variants = variantsOfProduct.now(db, storeId, productId)
-  if (product !== undefined && variants !== undefined) {
-    return product[0] && { product: product[0], variants }
-  }
-  for (let attempt = 0; attempt < MAX_READ_ATTEMPTS; attempt++) {
-    const [product] = await productById(db, storeId, productId)
-    if (product === undefined) return undefined
-    const variants = await variantsOfProduct(db, storeId, productId)
-    const [after] = await productById(db, storeId, productId)
-    if (after?.version === product.version) return { product, variants }
-  }
-  throw new Error(`product ${productId} changed during each of ${MAX_READ_ATTEMPTS} reads`)
+  },
+  async sqlite(db, storeId, productId) {
+    const product = productById.now(db, storeId, productId)
+    const variants = variantsOfProduct.now(db, storeId, productId)
+    if (product !== undefined && variants !== undefined) {
+      return product[0] && { product: product[0], variants }
+    }
+    for (let attempt = 0; attempt < MAX_READ_ATTEMPTS; attempt++) {
+      const [product] = await productById(db, storeId, productId)
+      if (product === undefined) return undefined
+      const variants = await variantsOfProduct(db, storeId, productId)
+      const [after] = await productById(db, storeId, productId)
+      if (after?.version === product.version) return { product, variants }
+    }
+    throw new Error(`product ${productId} changed during each of ${MAX_READ_ATTEMPTS} reads`)
+  },
 }
 
 /**

@@ -1,8 +1,7 @@
 import { sql } from 'kysely'
-import { isPostgres } from '../db/database.js'
+import { dialectOf, POSTGRES, type Dialect, type SqlDialect } from '../db/dialect.js'
 import { precompiled } from '../db/precompiled.js'
 import { eventInStatement, eventRow, writeEventRow, type PendingEvent } from '../events/outbox.js'
-import { movedOn } from '../db/timestamps.js'
 import type { Executor, NewVariantRow } from '../db/schema.js'
 import {
   VARIANT_INSERT_COLUMNS,
@@ -37,7 +36,11 @@ export async function insertVariantIntoProduct(
   fields: NewVariantFields,
   event: PendingEvent,
 ): Promise<{ price_e4: number; position: number } | undefined> {
-  if (isPostgres(db)) {
+  return INSERT_INTO_PRODUCT[dialectOf(db).name](db, fields, event)
+}
+
+const INSERT_INTO_PRODUCT: Record<Dialect, typeof insertVariantIntoProduct> = {
+  async postgres(db, fields, event) {
     const statement = insertVariantStatements[statementShape(fields)]
     const [inserted] = await statement(
       db,
@@ -47,25 +50,27 @@ export async function insertVariantIntoProduct(
       event.createdAt,
     )
     return inserted
-  }
-  const [product] =
-    fields.position === null
-      ? await raiseToNextPosition(db, fields.store_id, fields.product_id, fields.updated_at)
-      : await raiseToPosition(
-          db,
-          fields.store_id,
-          fields.product_id,
-          fields.position,
-          fields.updated_at,
-        )
-  if (!product) return undefined
-  const priceE4 = fields.price_e4 ?? product.price_e4
-  const position = fields.position ?? product.max_variant_position
-  const values = variantValues(fields, priceE4, position)
-  await insertVariantRow(db, ...values)
-  const row = Object.fromEntries(VARIANT_INSERT_COLUMNS.map((column, i) => [column, values[i]]))
-  await writeEventRow(db, eventRow(fields.store_id, event, { ...row, version: 1 }))
-  return { price_e4: priceE4, position }
+  },
+  async sqlite(db, fields, event) {
+    const [product] =
+      fields.position === null
+        ? await raiseToNextPosition(db, fields.store_id, fields.product_id, fields.updated_at)
+        : await raiseToPosition(
+            db,
+            fields.store_id,
+            fields.product_id,
+            fields.position,
+            fields.updated_at,
+          )
+    if (!product) return undefined
+    const priceE4 = fields.price_e4 ?? product.price_e4
+    const position = fields.position ?? product.max_variant_position
+    const values = variantValues(fields, priceE4, position)
+    await insertVariantRow(db, ...values)
+    const row = Object.fromEntries(VARIANT_INSERT_COLUMNS.map((column, i) => [column, values[i]]))
+    await writeEventRow(db, eventRow(fields.store_id, event, { ...row, version: 1 }))
+    return { price_e4: priceE4, position }
+  },
 }
 
 /** The values of the insert statements, in the order of VARIANT_INSERT_COLUMNS. */
@@ -132,7 +137,7 @@ function insertVariantStatement(defaultPrice: boolean, defaultPosition: boolean)
       .with('product', (db) =>
         raiseMaxVariantPosition(
           db as unknown as Executor,
-          true,
+          POSTGRES,
           storeId,
           productId,
           defaultPosition ? null : position,
@@ -197,12 +202,12 @@ const insertVariantStatements: Record<StatementShape, ReturnType<typeof insertVa
 // SQLite's two steps of insertVariantIntoProduct, each compiled once.
 const raiseToNextPosition = precompiled(
   (db: Executor, storeId: string, productId: string, updatedAt: string) =>
-    raiseMaxVariantPosition(db, false, storeId, productId, null, updatedAt),
+    raiseMaxVariantPosition(db, dialectOf(db), storeId, productId, null, updatedAt),
 )
 
 const raiseToPosition = precompiled(
   (db: Executor, storeId: string, productId: string, position: number, updatedAt: string) =>
-    raiseMaxVariantPosition(db, false, storeId, productId, position, updatedAt),
+    raiseMaxVariantPosition(db, dialectOf(db), storeId, productId, position, updatedAt),
 )
 
 /** The values in the order of VARIANT_INSERT_COLUMNS, as the PostgreSQL statements take them. */
@@ -222,7 +227,7 @@ const insertVariantRow = precompiled((db: Executor, ...values: VariantValues) =>
  */
 function raiseMaxVariantPosition(
   db: Executor,
-  postgres: boolean,
+  dialect: SqlDialect,
   storeId: string,
   productId: string,
   position: number | null,
@@ -232,7 +237,7 @@ function raiseMaxVariantPosition(
     .updateTable('products')
     .set((eb) => ({
       version: eb('version', '+', 1),
-      updated_at: movedOn(postgres, 'products.updated_at', updatedAt),
+      updated_at: dialect.movedOn('products.updated_at', updatedAt),
       max_variant_position:
         position === null
           ? eb('max_variant_position', '+', 1)
@@ -292,7 +297,7 @@ const updateVariant = precompiled(
         position,
         weight_grams: weightGrams,
         metafields,
-        updated_at: movedOn(isPostgres(db), 'variants.updated_at', updatedAt),
+        updated_at: dialectOf(db).movedOn('variants.updated_at', updatedAt),
         version: eb('version', '+', 1),
       }))
       .where('store_id', '=', storeId)

@@ -3,29 +3,21 @@ import type { FastifyInstance } from 'fastify'
 import { Type } from 'typebox'
 import { principalOf } from '../auth/auth.hook.js'
 import type { Database } from '../db/database.js'
-import { NotModified } from '../http/conditional.js'
-import { ErrorBody, IdParams, withErrors } from '../http/schemas.js'
-import { MERGE_PATCH_TYPE, prepareJsonBody } from '../http/validation.js'
-import { IdempotencyHeaders } from '../idempotency/idempotency.http.js'
 import {
   bodyErrors,
-  ConditionalReadHeaders,
-  ConditionalWriteHeaders,
-  conditionalWriteResponses,
-  dropContentTypeOfEmptyBody,
+  IdempotencyHeaders,
   PREFIX,
+  recordDelete,
+  recordPatch,
+  recordRead,
   sendRecord,
-  type WriteRunner,
-} from './route-kit.js'
-import {
-  CreateVariantBody,
-  DeletedResponse,
-  FindVariantsQuery,
-  TRIMMED_FIELDS,
-  UpdateVariantBody,
-  VariantListResponse,
-  VariantResponse,
-} from './catalog.schemas.js'
+} from '../http/route-kit.js'
+import { ErrorBody, IdParams, withErrors } from '../http/schemas.js'
+import { prepareJsonBody } from '../http/validation.js'
+import type { WriteRunner } from '../idempotency/write-runner.js'
+import { CreateVariantBody, TRIMMED_FIELDS, UpdateVariantBody } from './catalog.schemas.js'
+import { VariantListResponse, VariantResponse } from './catalog-records.schemas.js'
+import { FindVariantsQuery } from './catalog-queries.schemas.js'
 import {
   addVariantWork,
   deleteVariantWork,
@@ -99,22 +91,13 @@ export function registerVariantRoutes(
 
   routes.get(
     `${PREFIX}/products/:id/variants/:variantId`,
-    {
-      config: { scope: 'read' },
-      schema: {
-        operationId: 'getVariant',
-        tags: ['variants'],
-        summary: 'One variant of a product',
-        params: VariantParams,
-        headers: ConditionalReadHeaders,
-        response: withErrors({
-          200: VariantResponse,
-          304: NotModified,
-          400: ErrorBody,
-          404: ErrorBody,
-        }),
-      },
-    },
+    recordRead({
+      operationId: 'getVariant',
+      tags: ['variants'],
+      summary: 'One variant of a product',
+      params: VariantParams,
+      record: VariantResponse,
+    }),
     async (request, reply) => {
       const { id, variantId } = request.params
       return sendRecord(
@@ -127,26 +110,21 @@ export function registerVariantRoutes(
 
   routes.patch(
     `${PREFIX}/products/:id/variants/:variantId`,
-    {
-      config: { scope: 'write' },
+    recordPatch({
+      operationId: 'updateVariant',
+      tags: ['variants'],
+      summary: 'Change a variant (JSON Merge Patch)',
+      description:
+        'A field left out is unchanged, a field sent replaces the stored value (`options` ' +
+        'whole), `null` clears it; `null` for `name`, `price` or `position` is refused. The ' +
+        "sku and options rules of a new variant hold. A real change moves the product's " +
+        "version too. With `If-Match` (the variant's version), the change is made only on " +
+        'that version (412 `precondition_failed`).',
+      params: VariantParams,
+      body: UpdateVariantBody,
+      record: VariantResponse,
       preValidation: preparePatch,
-      schema: {
-        operationId: 'updateVariant',
-        tags: ['variants'],
-        summary: 'Change a variant (JSON Merge Patch)',
-        description:
-          'A field left out is unchanged, a field sent replaces the stored value (`options` ' +
-          'whole), `null` clears it; `null` for `name`, `price` or `position` is refused. The ' +
-          "sku and options rules of a new variant hold. A real change moves the product's " +
-          "version too. With `If-Match` (the variant's version), the change is made only on " +
-          'that version (412 `precondition_failed`).',
-        params: VariantParams,
-        headers: ConditionalWriteHeaders,
-        consumes: ['application/json', MERGE_PATCH_TYPE],
-        body: UpdateVariantBody,
-        response: conditionalWriteResponses(VariantResponse),
-      },
-    },
+    }),
     async (request, reply) => {
       const { id, variantId } = request.params
       await runWrite(
@@ -161,22 +139,16 @@ export function registerVariantRoutes(
 
   routes.delete(
     `${PREFIX}/products/:id/variants/:variantId`,
-    {
-      config: { scope: 'write' },
-      onRequest: dropContentTypeOfEmptyBody,
-      schema: {
-        operationId: 'deleteVariant',
-        tags: ['variants'],
-        summary: 'Delete a variant',
-        description:
-          "Its sku is free again; the product's next default position is one more than the " +
-          "highest remaining, and its version moves. With `If-Match` (the variant's version), " +
-          'only that version is deleted (412 `precondition_failed`).',
-        params: VariantParams,
-        headers: ConditionalWriteHeaders,
-        response: conditionalWriteResponses(DeletedResponse),
-      },
-    },
+    recordDelete({
+      operationId: 'deleteVariant',
+      tags: ['variants'],
+      summary: 'Delete a variant',
+      description:
+        "Its sku is free again; the product's next default position is one more than the " +
+        "highest remaining, and its version moves. With `If-Match` (the variant's version), " +
+        'only that version is deleted (412 `precondition_failed`).',
+      params: VariantParams,
+    }),
     async (request, reply) => {
       const { id, variantId } = request.params
       await runWrite(request, reply, (storeId) =>

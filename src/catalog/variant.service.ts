@@ -8,7 +8,8 @@ import {
   type MergedMetafields,
   type MetafieldValues,
 } from '../attributes/metafield-values.js'
-import { inTransaction, isPostgres, type Database } from '../db/database.js'
+import { inTransaction, type Database } from '../db/database.js'
+import { dialectOf } from '../db/dialect.js'
 import { refreshSearchDocuments } from '../search/search-document.repository.js'
 import { withSearchDocuments } from '../search/search-documents.js'
 import { violatedUniqueConstraint } from '../db/driver-errors.js'
@@ -22,8 +23,8 @@ import {
   MAX_POSITION,
   type CreateVariantInput,
   type UpdateVariantInput,
-  type Variant,
 } from './catalog.schemas.js'
+import { type Variant } from './catalog-records.schemas.js'
 import { toStoredAmount, toStoredAmountOrNull } from './money.js'
 import {
   getProduct,
@@ -135,7 +136,7 @@ async function insertVariantIn(
   try {
     inserted = await insertVariantIntoProduct(db, fields, pendingEvent('variant.created'))
   } catch (error) {
-    throw (await sqliteConflict(db, storeId, fields.id, fields.sku, error)) ?? error
+    throw (await skuFirstConflict(db, storeId, fields.id, fields.sku, error)) ?? error
   }
   if (!inserted) throw productNotFound()
   if (inserted.position > MAX_POSITION) throw positionOverflow()
@@ -245,7 +246,7 @@ async function updateVariantIn(
       next.metafields,
     ])
   } catch (error) {
-    throw (await sqliteConflict(db, storeId, current.id, next.sku, error)) ?? error
+    throw (await skuFirstConflict(db, storeId, current.id, next.sku, error)) ?? error
   }
   if (merged?.changed) {
     await indexMetafields(db, { storeId, recordId: current.id, productId: product }, merged)
@@ -425,10 +426,10 @@ export function optionsKey(options: Record<string, string>): string | null {
 
 /**
  * conflictError, naming the sku when both the sku and the options are taken, on both
- * databases. PostgreSQL checks the unique indexes in the order they were made (the sku's
- * first); SQLite the newest first (the options'), so there the sku is looked up.
+ * databases: where the database names the newest unique index first (the options', SQLite's
+ * way, SqlDialect.newestUniqueIndexFirst), the sku is looked up.
  */
-async function sqliteConflict(
+async function skuFirstConflict(
   db: Executor,
   storeId: string,
   variantId: string,
@@ -436,7 +437,9 @@ async function sqliteConflict(
   error: unknown,
 ): Promise<AppError | undefined> {
   const conflict = conflictError(error)
-  if (conflict?.code !== 'duplicate_options' || sku === null || isPostgres(db)) return conflict
+  const { newestUniqueIndexFirst } = dialectOf(db)
+  if (conflict?.code !== 'duplicate_options' || sku === null || !newestUniqueIndexFirst)
+    return conflict
   const holder = await findVariantBySku(db, storeId, sku)
   return holder && holder.id !== variantId ? duplicateSku() : conflict
 }

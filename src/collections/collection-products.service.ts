@@ -1,5 +1,5 @@
 import { rowToProduct } from '../catalog/catalog.mappers.js'
-import type { Product } from '../catalog/catalog.schemas.js'
+import type { Product } from '../catalog/catalog-records.schemas.js'
 import type { Work } from '../catalog/product.service.js'
 import type { Database } from '../db/database.js'
 import type { CollectionRow, Executor } from '../db/schema.js'

@@ -1,22 +1,21 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
 import { principalOf } from '../auth/auth.hook.js'
-import { DeletedResponse, ProductPage } from '../catalog/catalog.schemas.js'
+import { ProductPage } from '../catalog/catalog-records.schemas.js'
+import type { Database } from '../db/database.js'
 import {
   bodyErrors,
-  ConditionalReadHeaders,
-  ConditionalWriteHeaders,
-  conditionalWriteResponses,
   dropContentTypeOfEmptyBody,
+  IdempotencyHeaders,
   PREFIX,
+  recordDelete,
+  recordPatch,
+  recordRead,
   sendRecord,
-  type WriteRunner,
-} from '../catalog/route-kit.js'
-import type { Database } from '../db/database.js'
-import { NotModified } from '../http/conditional.js'
+} from '../http/route-kit.js'
 import { ErrorBody, withErrors } from '../http/schemas.js'
 import { MERGE_PATCH_TYPE, prepareJsonBody } from '../http/validation.js'
-import { IdempotencyHeaders } from '../idempotency/idempotency.http.js'
+import type { WriteRunner } from '../idempotency/write-runner.js'
 import {
   addProductsWork,
   listCollectionProducts,
@@ -131,22 +130,13 @@ export function registerCollectionRoutes(
 
   routes.get(
     `${PREFIX}/collections/:id`,
-    {
-      config: { scope: 'read' },
-      schema: {
-        operationId: 'getCollection',
-        tags: TAGS,
-        summary: 'A collection',
-        params: CollectionIdParams,
-        headers: ConditionalReadHeaders,
-        response: withErrors({
-          200: CollectionResponse,
-          304: NotModified,
-          400: ErrorBody,
-          404: ErrorBody,
-        }),
-      },
-    },
+    recordRead({
+      operationId: 'getCollection',
+      tags: TAGS,
+      summary: 'A collection',
+      params: CollectionIdParams,
+      record: CollectionResponse,
+    }),
     async (request, reply) =>
       sendRecord(
         request,
@@ -157,24 +147,19 @@ export function registerCollectionRoutes(
 
   routes.patch(
     `${PREFIX}/collections/:id`,
-    {
-      config: { scope: 'write' },
+    recordPatch({
+      operationId: 'updateCollection',
+      tags: TAGS,
+      summary: 'Change a collection (JSON Merge Patch)',
+      description:
+        'A change of `rules` or `disjunctive` recomputes the members before the answer. ' +
+        '`rules` on a manual collection, or `null` on a smart one, is 400. With `If-Match`, ' +
+        'the change is made only on that version (412 `precondition_failed`).',
+      params: CollectionIdParams,
+      body: UpdateCollectionBody,
+      record: CollectionResponse,
       preValidation: preparePatch,
-      schema: {
-        operationId: 'updateCollection',
-        tags: TAGS,
-        summary: 'Change a collection (JSON Merge Patch)',
-        description:
-          'A change of `rules` or `disjunctive` recomputes the members before the answer. ' +
-          '`rules` on a manual collection, or `null` on a smart one, is 400. With `If-Match`, ' +
-          'the change is made only on that version (412 `precondition_failed`).',
-        params: CollectionIdParams,
-        headers: ConditionalWriteHeaders,
-        consumes: ['application/json', MERGE_PATCH_TYPE],
-        body: UpdateCollectionBody,
-        response: conditionalWriteResponses(CollectionResponse),
-      },
-    },
+    }),
     async (request, reply) =>
       await runWrite(request, reply, (storeId) =>
         updateCollectionWork(storeId, request.params.id, request.body, request.headers['if-match']),
@@ -183,18 +168,12 @@ export function registerCollectionRoutes(
 
   routes.delete(
     `${PREFIX}/collections/:id`,
-    {
-      config: { scope: 'write' },
-      onRequest: dropContentTypeOfEmptyBody,
-      schema: {
-        operationId: 'deleteCollection',
-        tags: TAGS,
-        summary: 'Delete a collection; its products stay',
-        params: CollectionIdParams,
-        headers: ConditionalWriteHeaders,
-        response: conditionalWriteResponses(DeletedResponse),
-      },
-    },
+    recordDelete({
+      operationId: 'deleteCollection',
+      tags: TAGS,
+      summary: 'Delete a collection; its products stay',
+      params: CollectionIdParams,
+    }),
     async (request, reply) =>
       await runWrite(request, reply, (storeId) =>
         deleteCollectionWork(storeId, request.params.id, request.headers['if-match']),

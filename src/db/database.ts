@@ -126,7 +126,6 @@ function openSqliteFile(path: string, options?: SqliteDatabase.Options): SqliteD
 }
 
 // Kept for the callers outside db/ that import them from here (the new homes in brackets).
-export { isPostgres } from './dialect.js' // dialect.ts: dialectOf(db) instead
 export { inTransaction } from './transactions.js'
 export { DatabaseNotDurableError, sqliteDurabilityProblems, sqliteDurabilitySettings } // sqlite.ts
 export type { ConflictAbort, Dialect, PoolFigures, Snapshot }

@@ -38,6 +38,12 @@ export interface SqlDialect {
    * steps in the group commit's transaction (Database.writeAtomic).
    */
   readonly oneStatementWrites: boolean
+  /**
+   * Whether a write that breaks two unique indexes is refused naming the newest of them
+   * (SQLite) rather than the first made (PostgreSQL): where the older one must be named (a
+   * variant's sku before its options), the caller looks it up.
+   */
+  readonly newestUniqueIndexFirst: boolean
   /** The placeholder of the `n`th parameter (from 1) in SQL text written by hand. */
   placeholder(n: number): string
   /** `query` locking the rows it reads until the transaction ends, where rows have locks. */
@@ -107,6 +113,7 @@ export const SQLITE: SqlDialect = Object.freeze({
   name: 'sqlite',
   concurrentWriters: false,
   oneStatementWrites: false,
+  newestUniqueIndexFirst: true,
   placeholder: () => '?',
   forUpdate: (query) => query,
   forShare: (query) => query,
@@ -137,6 +144,7 @@ export const POSTGRES: SqlDialect = Object.freeze({
   name: 'postgres',
   concurrentWriters: true,
   oneStatementWrites: true,
+  newestUniqueIndexFirst: false,
   placeholder: (n) => `$${n}`,
   forUpdate: (query) => query.forUpdate(),
   forShare: (query) => query.forShare(),
@@ -173,12 +181,4 @@ export const POSTGRES: SqlDialect = Object.freeze({
  */
 export function dialectOf(db: Executor): SqlDialect {
   return db.getExecutor().adapter instanceof PostgresAdapter ? POSTGRES : SQLITE
-}
-
-/**
- * Whether queries on `db` run on PostgreSQL. Kept for the callers outside db/ until they ask
- * dialectOf(db) for what differs instead.
- */
-export function isPostgres(db: Executor): boolean {
-  return db.getExecutor().adapter instanceof PostgresAdapter
 }

@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox'
-import { Product, Variant } from '../catalog/catalog.schemas.js'
+import { Product, Variant } from '../catalog/catalog-records.schemas.js'
 import { Collection, ProductsChanged } from '../collections/collection.schemas.js'
 import { Timestamp } from '../http/schemas.js'
 import { encodeEventCursor } from './event-cursor.js'

@@ -2,7 +2,7 @@ import type { Database } from '../db/database.js'
 import { toIso } from '../db/values.js'
 import { AppError } from '../errors.js'
 import { rowToProduct, rowToVariant } from '../catalog/catalog.mappers.js'
-import type { Product, Variant } from '../catalog/catalog.schemas.js'
+import type { Product, Variant } from '../catalog/catalog-records.schemas.js'
 import { eventRowToCollection } from '../collections/collection.mappers.js'
 import type { Collection } from '../collections/collection.schemas.js'
 import {

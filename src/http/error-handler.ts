@@ -2,7 +2,7 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import type { ErrorObject } from 'ajv'
 import { isDatabaseUnavailable } from '../db/driver-errors.js'
 import { AppError } from '../errors.js'
-import { toFieldProblems } from './validation.js'
+import { toFieldProblems } from './field-problems.js'
 
 /** Fastify's own errors, by code, as the contract's. */
 const FRAMEWORK_ERRORS: Record<string, () => AppError> = {

@@ -1,25 +1,6 @@
 import { createHash } from 'node:crypto'
 import type { FastifyRequest } from 'fastify'
-import { Type } from 'typebox'
 import type { IdempotentCall } from './idempotency.service.js'
-
-/**
- * The headers of a write that may be retried safely. Headers arrive lowercased. A key is
- * 1 to 255 printable ASCII characters; spaces are allowed inside, not at either end.
- */
-export const IdempotencyHeaders = Type.Object({
-  'idempotency-key': Type.Optional(
-    Type.String({
-      // The pattern also refuses an empty key, with one message rather than two.
-      maxLength: 255,
-      pattern: '^[!-~]([ -~]*[!-~])?$',
-      description:
-        'Makes the request safe to retry: a retry with the same key (24 hours by default) ' +
-        'gets the first answer again, with Idempotent-Replayed: true, and changes nothing. ' +
-        '1 to 255 printable ASCII characters, e.g. a UUID.',
-    }),
-  ),
-})
 
 /** The Idempotency-Key call of a write request, or undefined when it was sent without one. */
 export function idempotentCall(

@@ -6,15 +6,14 @@ import { principalOf } from '../auth/auth.hook.js'
 import type { Database } from '../db/database.js'
 import { isUuid } from '../db/values.js'
 import { AppError } from '../errors.js'
+import { IdempotencyHeaders, PREFIX } from '../http/route-kit.js'
 import { ErrorBody, Nullable, Timestamp, withErrors } from '../http/schemas.js'
 import { createValidatorCompiler } from '../http/validation.js'
 import { exportCatalog, startedStream } from './export.service.js'
-import { IdempotencyHeaders, requestFingerprint } from '../idempotency/idempotency.http.js'
+import { requestFingerprint } from '../idempotency/idempotency.http.js'
 import { createIdempotentWriter } from '../idempotency/idempotency.service.js'
 import { DUPLICATE_SKUS, type DuplicateSkus } from './import-plan.js'
 import { fileTooLarge, type ImportJobs, type ImportRecord, type KeepImport } from './import-jobs.js'
-
-const PREFIX = '/api/commerce/v1'
 
 const ImportErrorSchema = Type.Object({
   row: Type.Integer({ description: 'The record as a spreadsheet numbers it: the header is row 1' }),

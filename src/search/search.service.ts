@@ -1,5 +1,6 @@
 import { rowToProduct } from '../catalog/catalog.mappers.js'
-import { DEFAULT_PAGE_SIZE, type Product } from '../catalog/catalog.schemas.js'
+import { DEFAULT_PAGE_SIZE } from '../catalog/catalog.schemas.js'
+import { type Product } from '../catalog/catalog-records.schemas.js'
 import { fromStoredAmount } from '../catalog/money.js'
 import { listProductRows } from '../catalog/product-list.repository.js'
 import type { Database } from '../db/database.js'

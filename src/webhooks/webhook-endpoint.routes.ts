@@ -1,19 +1,19 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { principalOf } from '../auth/auth.hook.js'
-import {
-  bodyErrors,
-  createWriteRunner,
-  dropContentTypeOfEmptyBody,
-  PREFIX,
-} from '../catalog/catalog.routes.js'
-import { DeletedResponse } from '../catalog/catalog.schemas.js'
 import type { Database } from '../db/database.js'
 import { validationFailed } from '../errors.js'
 import { toAppError } from '../http/error-handler.js'
+import {
+  bodyErrors,
+  DeletedResponse,
+  dropContentTypeOfEmptyBody,
+  IdempotencyHeaders,
+  PREFIX,
+} from '../http/route-kit.js'
 import { ErrorBody, withErrors } from '../http/schemas.js'
 import { MERGE_PATCH_TYPE, prepareJsonBody } from '../http/validation.js'
-import { IdempotencyHeaders } from '../idempotency/idempotency.http.js'
+import { createWriteRunner } from '../idempotency/write-runner.js'
 import {
   CreatedWebhookEndpointResponse,
   CreateWebhookEndpointBody,

@@ -16,84 +16,15 @@
  * (only the rates of a store without collections: run it in a checkout of another commit too),
  * BENCH_COLL_PREVIEW=1 (only the preview against the rules change).
  */
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { randomBytes } from 'node:crypto'
 import { sql } from 'kysely'
-import pg from 'pg'
-import { buildApp } from '../src/app.js'
-import { createApiKey } from '../src/auth/api-key.service.js'
-import { createDatabase, type Database, type Dialect } from '../src/db/database.js'
-import { migrateToLatest } from '../src/db/migrate.js'
+import type { Database, Dialect } from '../src/db/database.js'
+import { call, openStore, type Store } from './in-process-store.js'
 
-const API = '/api/commerce/v1'
 const CONCURRENCY = 8
 const WRITES = Number(process.env.BENCH_COLL_WRITES ?? 2000)
 const PRODUCTS = Number(process.env.BENCH_COLL_PRODUCTS ?? 200_000)
 const SMART = 1000
 const PAGE = 20
-
-interface Store {
-  database: Database
-  app: ReturnType<typeof buildApp>
-  key: string
-  close(): Promise<void>
-}
-
-async function openStore(dialect: Dialect): Promise<Store> {
-  let url: string
-  let drop = async () => {}
-  if (dialect === 'sqlite') {
-    const dir = mkdtempSync(join(tmpdir(), 'bench-coll-'))
-    url = `sqlite:${join(dir, 'catalog.db')}`
-    drop = async () => rmSync(dir, { recursive: true, force: true })
-  } else {
-    const admin = process.env.BENCH_POSTGRES_URL!
-    const schema = `bench_${randomBytes(5).toString('hex')}`
-    const run = async (text: string) => {
-      const client = new pg.Client({ connectionString: admin })
-      await client.connect()
-      await client.query(text)
-      await client.end()
-    }
-    await run(`create schema ${schema}`)
-    const u = new URL(admin)
-    u.searchParams.set('options', `-c search_path=${schema}`)
-    url = u.toString()
-    drop = () => run(`drop schema ${schema} cascade`)
-  }
-  const database = createDatabase(url)
-  await migrateToLatest(database)
-  const { key } = await createApiKey(database, { store: 'bench', scopes: ['read', 'write'] })
-  // No rate limit: the figures are the service's, not the budget's.
-  const app = buildApp({ database, rateLimit: { perMinute: 0 } })
-  await app.ready()
-  return {
-    database,
-    app,
-    key,
-    close: async () => {
-      await app.close()
-      await database.close()
-      await drop()
-    },
-  }
-}
-
-async function call(store: Store, method: string, url: string, body?: unknown) {
-  const res = await store.app.inject({
-    method: method as 'GET',
-    url: `${API}${url}`,
-    headers: {
-      authorization: `Bearer ${store.key}`,
-      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-    },
-    ...(body === undefined ? {} : { payload: JSON.stringify(body) }),
-  })
-  if (res.statusCode !== 200) throw new Error(`${method} ${url}: ${res.statusCode} ${res.body}`)
-  return res.json()
-}
 
 /** Requests per second of `count` calls of `make(i)`, CONCURRENCY at a time. */
 async function rate(count: number, make: (i: number) => Promise<unknown>): Promise<number> {

@@ -8,21 +8,14 @@
  *
  * BENCH_POSTGRES_URL: the admin URL (a scratch schema is made and dropped).
  */
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { randomBytes } from 'node:crypto'
-import pg from 'pg'
 import { createRequire } from 'node:module'
+import pg from 'pg'
 import type BetterSqlite3 from 'better-sqlite3'
 import { sqliteDriverPackage } from '../src/db/sqlite-driver.js'
-import { buildApp } from '../src/app.js'
-import { createApiKey } from '../src/auth/api-key.service.js'
-import { createDatabase, type Dialect } from '../src/db/database.js'
-import { migrateToLatest } from '../src/db/migrate.js'
+import type { Dialect } from '../src/db/database.js'
+import { call as callStore, openStore } from './in-process-store.js'
 import { BENCH_METAFIELDS } from './scenarios.js'
 
-const API = '/api/commerce/v1'
 const [dialect, scenario, countArg] = process.argv.slice(2) as [Dialect, string, string?]
 const COUNT = Number(countArg ?? 300)
 const ROUNDS = 4
@@ -81,42 +74,9 @@ SqliteDatabase.prototype.exec = function (this: BetterSqlite3.Database, source: 
 }
 
 async function main() {
-  let url: string
-  let drop = async () => {}
-  if (dialect === 'sqlite') {
-    const dir = mkdtempSync(join(tmpdir(), 'write-prof-'))
-    url = `sqlite:${join(dir, 'catalog.db')}`
-    drop = async () => rmSync(dir, { recursive: true, force: true })
-  } else {
-    const admin = process.env.BENCH_POSTGRES_URL!
-    const schema = `bench_${randomBytes(5).toString('hex')}`
-    const run = async (text: string) => {
-      const client = new pg.Client({ connectionString: admin })
-      await client.connect()
-      await client.query(text)
-      await client.end()
-    }
-    await run(`create schema ${schema}`)
-    const u = new URL(admin)
-    u.searchParams.set('options', `-c search_path=${schema}`)
-    url = u.toString()
-    drop = () => run(`drop schema ${schema} cascade`)
-  }
-  const database = createDatabase(url)
-  await migrateToLatest(database)
-  const { key } = await createApiKey(database, { store: 'bench', scopes: ['read', 'write'] })
-  const app = buildApp({ database, rateLimit: { perMinute: 0 } })
-  await app.ready()
-  const call = async (method: string, path: string, body?: unknown) => {
-    const res = await app.inject({
-      method: method as 'GET',
-      url: `${API}${path}`,
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-      payload: body === undefined ? undefined : JSON.stringify(body),
-    })
-    if (res.statusCode !== 200) throw new Error(`${method} ${path}: ${res.statusCode} ${res.body}`)
-    return res.json()
-  }
+  const store = await openStore(dialect)
+  const call = (method: string, path: string, body?: unknown) =>
+    callStore(store, method, path, body)
   try {
     for (const { key: k, type, filterable } of BENCH_METAFIELDS) {
       await call('POST', '/metafield-definitions', {
@@ -208,9 +168,7 @@ async function main() {
     }
     console.log(`ratio mf/plain: ${(wall.plain / wall.mf).toFixed(2)}`)
   } finally {
-    await app.close()
-    await database.close()
-    await drop()
+    await store.close()
   }
 }
 

@@ -1,7 +1,7 @@
 import { Kysely, sql, type Transaction } from 'kysely'
 import pg from 'pg'
 import { POSTGRES } from './dialect.js'
-import { listenTo } from './listen.js'
+import { listenTo, type Listener } from './listen.js'
 import { CurrentSchemaPostgresDialect } from './postgres-introspector.js'
 import type { DB, Executor } from './schema.js'
 import { namedStatements } from './statements.js'
@@ -69,6 +69,7 @@ export function openPostgres(url: string, options: PostgresOptions) {
     dialect: new CurrentSchemaPostgresDialect({ pool: namedStatements(pool) }),
   })
   const keyChanges = listenForKeyChanges(url)
+  const listeners = new Set<Listener>()
   const commitListeners = new Set<() => void>()
   const committed = <T>(result: T): T => {
     commitListeners.forEach((listener) => listener())
@@ -117,13 +118,19 @@ export function openPostgres(url: string, options: PostgresOptions) {
       await sql`select 1`.execute(kysely)
     },
     close: async () => {
+      // A listener its user forgot to stop would keep its connection, and the process, alive.
+      await Promise.all([...listeners].map((listening) => listening.stop()))
       await keyChanges.stop()
       await kysely.destroy()
     },
     listen: (channel: string, listener: () => void): (() => Promise<void>) => {
       const listening = listenTo(url, channel, { notified: listener, listening: listener })
+      listeners.add(listening)
       listening.start()
-      return () => listening.stop()
+      return () => {
+        listeners.delete(listening)
+        return listening.stop()
+      }
     },
     onWriteCommitted: (listener: () => void) => {
       commitListeners.add(listener)

@@ -8566,9 +8566,9 @@ export interface operations {
               nextAttemptAt: string | null
               /** @description The product or variant the event was about, as the event carries it; null once the event is past its retention (`EVENT_RETENTION_DAYS`) */
               subject: {
-                /** @description The product's or variant's id */
+                /** @description The product's, variant's or collection's id */
                 id: string
-                /** @description Its name when the event happened */
+                /** @description Its name (a collection's title) when the event happened */
                 name: string
                 /** @description Its sku when the event happened */
                 sku: string | null

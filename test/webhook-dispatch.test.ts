@@ -906,6 +906,9 @@ describeEachDialect('webhook deliveries routes', (dialect) => {
     const product = await s.api.createProduct({ name: 'Wool Hat', sku: 'HAT' })
     const variant = await addVariant(s.api, product.id, { name: 'Red', sku: 'HAT-RED' })
     assert.equal((await s.api.delete(`/products/${product.id}`)).statusCode, 200)
+    const created = await s.api.post('/collections', { title: 'Winter' })
+    assert.equal(created.statusCode, 200, created.body)
+    const collection = created.json().data
     const list = async () =>
       (await s.api.get(`/webhook-endpoints/${endpoint}/deliveries`)).json().data as Record<
         string,
@@ -913,6 +916,7 @@ describeEachDialect('webhook deliveries routes', (dialect) => {
       >[]
     const subjects = (await list()).map((d) => [d.eventType, d.subject])
     assert.deepEqual(subjects, [
+      ['collection.created', { id: collection.id, name: 'Winter', sku: null }],
       ['product.deleted', { id: product.id, name: 'Wool Hat', sku: 'HAT' }],
       ['variant.created', { id: variant.id, name: 'Red', sku: 'HAT-RED' }],
       ['product.created', { id: product.id, name: 'Wool Hat', sku: 'HAT' }],
@@ -920,7 +924,7 @@ describeEachDialect('webhook deliveries routes', (dialect) => {
     await s.api.database.kysely.deleteFrom('events').execute()
     assert.deepEqual(
       (await list()).map((d) => d.subject),
-      [null, null, null],
+      [null, null, null, null],
     )
   })
 

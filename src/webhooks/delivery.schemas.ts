@@ -37,8 +37,8 @@ export type WebhookDelivery = Static<typeof WebhookDelivery>
 /** What a delivery's event was about, read from the event's `data.object`. */
 export const DeliverySubject = Type.Object(
   {
-    id: Type.String({ description: "The product's or variant's id" }),
-    name: Type.String({ description: 'Its name when the event happened' }),
+    id: Type.String({ description: "The product's, variant's or collection's id" }),
+    name: Type.String({ description: "Its name (a collection's title) when the event happened" }),
     sku: Nullable(Type.String({ description: 'Its sku when the event happened' })),
   },
   {

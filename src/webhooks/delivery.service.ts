@@ -29,16 +29,19 @@ function rowToDelivery(row: DeliveryRow): WebhookDelivery {
   }
 }
 
-/** What an event was about: its record's id, name and sku (a product's or a variant's). */
+/**
+ * What an event was about: its record's id, name (a collection's title) and sku (a variant's).
+ */
 function subjectOf(object: ListedDeliveryRow['event_object']): DeliverySubject | null {
   if (object === null) return null
   const record = (typeof object === 'string' ? JSON.parse(object) : object) as Record<
     string,
     unknown
   >
+  const name = record.name ?? record.title
   return {
     id: String(record.id),
-    name: String(record.name),
+    name: typeof name === 'string' ? name : '',
     sku: typeof record.sku === 'string' ? record.sku : null,
   }
 }

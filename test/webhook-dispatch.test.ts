@@ -112,6 +112,28 @@ async function until(
   }
 }
 
+/**
+ * On PostgreSQL the dispatcher's LISTEN connection asks for a pass once it listens (NOTIFYs may
+ * have been missed before): waits for that and runs it, so that a test does not take it for
+ * a pass that a write asked for. At once on SQLite.
+ */
+async function untilListening(database: Database, clock: FakeScheduler) {
+  if (database.dialect !== 'postgres') return
+  await until(
+    async () => {
+      const { rows } = await sql<{ n: number }>`
+        select count(*)::int as n from pg_stat_activity
+        where datname = current_database() and query like 'listen %' and state = 'idle'
+      `.execute(database.kysely)
+      return rows[0]!.n > 0
+    },
+    10_000,
+    'the dispatcher listens',
+  )
+  await new Promise((resolve) => setTimeout(resolve, 50))
+  await clock.flush()
+}
+
 describeEachDialect('webhook dispatcher', (dialect) => {
   it('delivers every event, signed, as the feed shows it, within 2 s of its commit', async (t) => {
     const s = await setup(t, dialect)
@@ -334,6 +356,7 @@ describeEachDialect('webhook dispatcher', (dialect) => {
     // On the database object itself: the endpoint routes signal their changes to it.
     Object.assign(s.api.database, { kysely: counting })
     s.dispatch({ scheduler: s.clock })
+    await untilListening(s.api.database, s.clock)
     // A poll: it reads that no endpoint is enabled, and looks for due deliveries.
     await s.clock.advance(1000)
     assert.ok(looks > 0, 'the poll looked')
@@ -358,6 +381,7 @@ describeEachDialect('webhook dispatcher', (dialect) => {
     assert.equal(disabled.statusCode, 200, disabled.body)
     const clock = s.clock
     s.dispatch({ scheduler: clock, pollIntervalMs: 300 })
+    await untilListening(s.api.database, clock)
     // A poll: no endpoint is enabled.
     await clock.advance(300)
     // As another instance would: straight to the table, so this process is told nothing.

@@ -164,7 +164,7 @@ export const BENCH_METAFIELDS = Array.from({ length: 20 }, (_, i) => ({
 }))
 
 /** 20 values that differ with n, one per BENCH_METAFIELDS definition. */
-function metafieldValues(n: number): Record<string, unknown> {
+export function metafieldValues(n: number): Record<string, unknown> {
   const values: Record<string, unknown> = {}
   for (const { key, type } of BENCH_METAFIELDS) {
     values[`bench.${key}`] =

@@ -14,7 +14,7 @@ import type BetterSqlite3 from 'better-sqlite3'
 import { sqliteDriverPackage } from '../src/db/sqlite-driver.js'
 import type { Dialect } from '../src/db/database.js'
 import { call as callStore, openStore } from './in-process-store.js'
-import { BENCH_METAFIELDS } from './scenarios.js'
+import { BENCH_METAFIELDS, metafieldValues } from './scenarios.js'
 
 const [dialect, scenario, countArg] = process.argv.slice(2) as [Dialect, string, string?]
 const COUNT = Number(countArg ?? 300)
@@ -100,20 +100,6 @@ async function main() {
       for (let i = 0; i < 1000; i++)
         await call('POST', '/collections', { title: `S${i}`, rules: [kinds(i)] })
     }
-    const values = (n: number) => {
-      const out: Record<string, unknown> = {}
-      for (const { key: k, type } of BENCH_METAFIELDS) {
-        out[`bench.${k}`] =
-          type === 'number_integer'
-            ? n
-            : type === 'boolean'
-              ? n % 2 === 0
-              : type === 'list.single_line_text_field'
-                ? [`a${n % 7}`, `b${n % 5}`]
-                : `value ${n}`
-      }
-      return out
-    }
     const body = (i: number, mf: boolean) => ({
       name: `Product word${i % 1500}`,
       vendor: `Vendor ${i % 1500}`,
@@ -121,7 +107,7 @@ async function main() {
       description: 'A product made by the load benchmark.',
       price: i % 1000,
       status: 'active',
-      ...(mf ? { metafields: values(i) } : {}),
+      ...(mf ? { metafields: metafieldValues(i) } : {}),
     })
     const ids: string[] = []
     for (let i = 0; i < 300; i++)
@@ -131,7 +117,7 @@ async function main() {
         ? call('POST', '/products', body(i, mf))
         : call('PATCH', `/products/${ids[i % ids.length]}`, {
             price: (i * 7) % 1000,
-            ...(mf ? { metafields: values(i + 1) } : {}),
+            ...(mf ? { metafields: metafieldValues(i + 1) } : {}),
           })
     for (let i = 0; i < 100; i++) await one(i, i % 2 === 0)
     const wall = { plain: 0, mf: 0 }

@@ -7,6 +7,8 @@ import { isUuid, newId, nowIso, toIso } from '../db/values.js'
 import { AppError, validationFailed, type FieldProblem } from '../errors.js'
 import { ifMatchAllows } from '../http/conditional.js'
 import { refreshSearchDocuments } from '../search/search-document.repository.js'
+import { findSmartCollections } from '../collections/collection.repository.js'
+import { lockForRulesChange } from '../collections/membership.js'
 import {
   MAX_DEFINITIONS_PER_OWNER,
   type CreateDefinitionInput,
@@ -134,6 +136,7 @@ export function updateDefinitionWork(
       changes.searchable = patch.searchable
     }
     if (Object.keys(changes).length === 0) return current
+    if (changes.filterable === false) await refuseIfRulesUse(db, storeId, current)
     const updated = await updateDefinitionRow(db, storeId, row.id, changes, nowIso())
     await definitionsChanged(db, storeId)
     if (changes.filterable === false) await deleteDefinitionIndex(db, storeId, row.id)
@@ -141,6 +144,37 @@ export function updateDefinitionWork(
     if (changes.searchable !== undefined) await refreshHolders(db, storeId, row)
     return rowToDefinition(updated)
   }
+}
+
+/**
+ * A product attribute a smart collection's rule names stays filterable (decision 0045): the
+ * switch is 400 on `filterable`, naming the collections, until their rules change. Taken
+ * under the store's rules lock, exclusive, as a change of rules is, so that no rule naming
+ * it is added meanwhile by a rules change.
+ */
+async function refuseIfRulesUse(
+  db: Executor,
+  storeId: string,
+  definition: MetafieldDefinition,
+): Promise<void> {
+  if (definition.owner !== 'product') return
+  await lockForRulesChange(db, storeId)
+  const field = `metafield.${definition.namespace}.${definition.key}`
+  const using = (await findSmartCollections(db, storeId)).filter((collection) => {
+    const rules = (
+      typeof collection.rules === 'string' ? JSON.parse(collection.rules) : collection.rules
+    ) as { field?: unknown }[] | null
+    return rules?.some((rule) => rule.field === field)
+  })
+  if (using.length === 0) return
+  throw validationFailed([
+    {
+      field: 'filterable',
+      message:
+        `cannot be turned off while a smart collection has a rule on ${field} ` +
+        `(${using.map((c) => c.id).join(', ')}): change its rules first`,
+    },
+  ])
 }
 
 /** Indexes every stored value of a definition just made filterable. */

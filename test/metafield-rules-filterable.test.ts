@@ -88,4 +88,42 @@ describeEachDialect('a smart rule on a filterable attribute', (dialect) => {
       'validation_failed',
     )
   })
+
+  it('deleting a definition a smart rule names: its members are exact at commit, with the event', async (t) => {
+    const api = await buildTestApi(t, dialect)
+    const material = await define(api, { key: 'material' })
+    await api.createProduct({ name: 'Linen shirt', metafields: { 'custom.material': 'linen' } })
+    const coat = await api.createProduct({
+      name: 'Linen coat',
+      metafields: { 'custom.material': 'linen' },
+    })
+    const created = await api.post('/collections', {
+      title: 'Linen or coats',
+      disjunctive: true,
+      rules: [
+        { field: 'metafield.custom.material', relation: 'equals', value: 'linen' },
+        { field: 'name', relation: 'contains', value: 'coat' },
+      ],
+    })
+    assert.equal(created.statusCode, 200, created.body)
+    const collection = created.json().data
+    assert.deepEqual((await members(api, collection.id)).sort(), ['Linen coat', 'Linen shirt'])
+    const start = (await api.get('/events')).json().nextCursor
+
+    const deleted = await api.request('DELETE', `/metafield-definitions/${material.id}`)
+    assert.equal(deleted.statusCode, 200, deleted.body)
+    // The rule on the attribute matches nothing now; the other rule still holds.
+    assert.deepEqual(await members(api, collection.id), ['Linen coat'])
+    const events = (await api.get(`/events?after=${start}`)).json().data
+    const changed = events.filter((e: { type: string }) => e.type === 'collection.products_changed')
+    assert.equal(changed.length, 1)
+    assert.equal(changed[0].data.object.collectionId, collection.id)
+    assert.deepEqual(changed[0].data.object.added, [])
+    assert.equal(changed[0].data.object.removed.length, 1)
+    assert.notEqual(changed[0].data.object.removed[0], coat.id)
+    // A later write agrees with it.
+    const patched = await api.patch(`/products/${coat.id}`, { name: 'Linen coat, long' })
+    assert.equal(patched.statusCode, 200, patched.body)
+    assert.deepEqual(await members(api, collection.id), ['Linen coat, long'])
+  })
 })

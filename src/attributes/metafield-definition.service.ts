@@ -8,7 +8,8 @@ import { AppError, validationFailed, type FieldProblem } from '../errors.js'
 import { ifMatchAllows } from '../http/conditional.js'
 import { refreshSearchDocuments } from '../search/search-document.repository.js'
 import { findSmartCollections } from '../collections/collection.repository.js'
-import { lockForRulesChange } from '../collections/membership.js'
+import { applyRules, lockForRulesChange, type SmartRules } from '../collections/membership.js'
+import type { Rule } from '../collections/rules.js'
 import {
   MAX_DEFINITIONS_PER_OWNER,
   type CreateDefinitionInput,
@@ -148,25 +149,16 @@ export function updateDefinitionWork(
 
 /**
  * A product attribute a smart collection's rule names stays filterable (decision 0045): the
- * switch is 400 on `filterable`, naming the collections, until their rules change. Taken
- * under the store's rules lock, exclusive, as a change of rules is, so that no rule naming
- * it is added meanwhile by a rules change.
+ * switch is 400 on `filterable`, naming the collections, until their rules change.
  */
 async function refuseIfRulesUse(
   db: Executor,
   storeId: string,
   definition: MetafieldDefinition,
 ): Promise<void> {
-  if (definition.owner !== 'product') return
-  await lockForRulesChange(db, storeId)
-  const field = `metafield.${definition.namespace}.${definition.key}`
-  const using = (await findSmartCollections(db, storeId)).filter((collection) => {
-    const rules = (
-      typeof collection.rules === 'string' ? JSON.parse(collection.rules) : collection.rules
-    ) as { field?: unknown }[] | null
-    return rules?.some((rule) => rule.field === field)
-  })
+  const using = await collectionsNaming(db, storeId, definition)
   if (using.length === 0) return
+  const field = `metafield.${definition.namespace}.${definition.key}`
   throw validationFailed([
     {
       field: 'filterable',
@@ -175,6 +167,28 @@ async function refuseIfRulesUse(
         `(${using.map((c) => c.id).join(', ')}): change its rules first`,
     },
   ])
+}
+
+/**
+ * The smart collections whose rules name a product definition, read under the store's rules
+ * lock, exclusive, as a change of rules takes it (after the definition's row lock), so that
+ * no rule naming it is added meanwhile by a rules change.
+ */
+async function collectionsNaming(
+  db: Executor,
+  storeId: string,
+  definition: { owner: string; namespace: string; key: string },
+): Promise<SmartRules[]> {
+  if (definition.owner !== 'product') return []
+  await lockForRulesChange(db, storeId)
+  const field = `metafield.${definition.namespace}.${definition.key}`
+  const collections: SmartRules[] = []
+  for (const row of await findSmartCollections(db, storeId)) {
+    const rules = (typeof row.rules === 'string' ? JSON.parse(row.rules) : row.rules) as Rule[]
+    if (!rules?.some((rule) => rule.field === field)) continue
+    collections.push({ id: row.id, rules, disjunctive: Boolean(row.disjunctive) })
+  }
+  return collections
 }
 
 /** Indexes every stored value of a definition just made filterable. */
@@ -205,6 +219,8 @@ export function deleteDefinitionWork(
   return async (db) => {
     const row = await lockDefinition(db, storeId, id, ifMatch)
     const holders = asBoolean(row.searchable) ? await holdersOf(db, storeId, row) : []
+    // Rules naming it match nothing once it is gone: their members are made exact at commit.
+    const collections = await collectionsNaming(db, storeId, row)
     await removeKeyFromRecords(
       db,
       storeId,
@@ -215,6 +231,7 @@ export function deleteDefinitionWork(
     await definitionsChanged(db, storeId)
     await releaseDefinitionSlot(db, storeId, row.owner)
     await refreshInPieces(db, storeId, holders)
+    for (const collection of collections) await applyRules(db, storeId, collection)
     return { id: row.id, deleted: true }
   }
 }

@@ -254,7 +254,8 @@ export async function appendMembersChanged(
 
 /**
  * Makes a smart collection's members exactly the products its rules match, over the whole
- * store in two statements, and appends the change. Call it with the store's rules lock held
+ * store in SQL (one statement on PostgreSQL, three on SQLite), and appends the change with its
+ * ids aggregated by the database (replaceMembersWhere). Call it with the store's rules lock held
  * exclusively (lockForRulesChange), taken before the collection's row.
  */
 export async function applyRules(
@@ -263,8 +264,8 @@ export async function applyRules(
   collection: SmartRules,
 ): Promise<void> {
   const condition = rulesSql(db, collection.rules, collection.disjunctive)
-  const { added, removed } = await replaceMembersWhere(db, storeId, collection.id, condition)
-  await appendMembersChanged(db, storeId, collection.id, added, removed)
+  const event = pendingEvent('collection.products_changed')
+  await replaceMembersWhere(db, storeId, collection.id, condition, event)
 }
 
 /** The store's rules lock, exclusive: for a change of a smart collection's rules. */

@@ -173,12 +173,13 @@ export interface SmartCollectionRow {
   id: string
   rules: string | unknown[] | null
   disjunctive: boolean | number
+  sort_order: string
 }
 
 const smartOfStore = precompiled((db: Executor, storeId: string) =>
   db
     .selectFrom('collections')
-    .select(['id', 'rules', 'disjunctive'])
+    .select(['id', 'rules', 'disjunctive', 'sort_order'])
     .where('store_id', '=', storeId)
     .where('kind', '=', 'smart'),
 )

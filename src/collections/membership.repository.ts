@@ -42,20 +42,29 @@ const MEMBER_COLUMNS = [
   'name_key',
   'price_e4',
   'status',
+  'sorted_by',
 ]
 
-/** Inserts members: `position` for a manual collection, null in a smart one. */
+/**
+ * Inserts members: `position` for a manual collection, null in a smart one; `sortedBy` the
+ * sort index of the collection's rows (sortedBy of its sort order).
+ */
 export async function insertMembers(
   db: Executor,
   storeId: string,
-  members: readonly { collectionId: string; position: number | null; keys: MemberKeys }[],
+  members: readonly {
+    collectionId: string
+    position: number | null
+    sortedBy: string
+    keys: MemberKeys
+  }[],
 ): Promise<void> {
   if (members.length === 0) return
   await insertRows(
     db,
     'collection_products',
     MEMBER_COLUMNS,
-    members.map(({ collectionId, position, keys }) => [
+    members.map(({ collectionId, position, sortedBy, keys }) => [
       storeId,
       collectionId,
       keys.productId,
@@ -64,6 +73,7 @@ export async function insertMembers(
       keys.nameKey,
       keys.priceE4,
       keys.status,
+      sortedBy,
     ]),
   )
 }
@@ -225,6 +235,7 @@ type Replace = (
   storeId: string,
   collectionId: string,
   condition: RawBuilder<boolean>,
+  sortedBy: string,
   event: MembersChangedEvent,
 ) => Promise<void>
 
@@ -251,7 +262,14 @@ function coming(
  * returned ids the event's object aggregates (json_agg), appended only when either changed
  * something; the ids never leave the server.
  */
-const replaceOnPostgres: Replace = async (db, storeId, collectionId, condition, event) => {
+const replaceOnPostgres: Replace = async (
+  db,
+  storeId,
+  collectionId,
+  condition,
+  sortedBy,
+  event,
+) => {
   const collection = sql`${collectionId}::uuid`
   await sql`
     with removed as (
@@ -260,9 +278,10 @@ const replaceOnPostgres: Replace = async (db, storeId, collectionId, condition, 
       returning cp.product_id),
     added as (
       insert into collection_products
-        (store_id, collection_id, product_id, position, created_at, name_key, price_e4, status)
+        (store_id, collection_id, product_id, position, created_at, name_key, price_e4, status,
+          sorted_by)
       select p.store_id, ${collection}, p.id, null, p.created_at, lower(p.name), p.price_e4,
-        p.status
+        p.status, ${sortedBy}::text
       from products p
       where ${coming(storeId, collection, condition)}
       returning product_id)
@@ -281,7 +300,7 @@ const replaceOnPostgres: Replace = async (db, storeId, collectionId, condition, 
  * delete and the insert read their ids back from that event's row (json_each). Three
  * statements; the ids never reach JavaScript.
  */
-const replaceOnSqlite: Replace = async (db, storeId, collectionId, condition, event) => {
+const replaceOnSqlite: Replace = async (db, storeId, collectionId, condition, sortedBy, event) => {
   const { rows } = await sql<{ seq: number }>`
     insert into events (store_id, id, type, object, previous, created_at)
     select ${storeId}, ${event.id}, ${event.type},
@@ -303,9 +322,10 @@ const replaceOnSqlite: Replace = async (db, storeId, collectionId, condition, ev
       and product_id in (${ids('removed')})`.execute(db)
   await sql`
     insert into collection_products
-      (store_id, collection_id, product_id, position, created_at, name_key, price_e4, status)
+      (store_id, collection_id, product_id, position, created_at, name_key, price_e4, status,
+        sorted_by)
     select p.store_id, ${collectionId}, p.id, null, p.created_at, unicode_lower(p.name),
-      p.price_e4, p.status
+      p.price_e4, p.status, ${sortedBy}
     from products p
     where p.store_id = ${storeId} and p.id in (${ids('added')})`.execute(db)
 }
@@ -327,9 +347,26 @@ export async function replaceMembersWhere(
   storeId: string,
   collectionId: string,
   condition: RawBuilder<boolean>,
+  sortedBy: string,
   event: MembersChangedEvent,
 ): Promise<void> {
-  await REPLACE[dialectOf(db).name](db, storeId, collectionId, condition, event)
+  await REPLACE[dialectOf(db).name](db, storeId, collectionId, condition, sortedBy, event)
+}
+
+/** Moves a collection's member rows to the sort index of its new sort order (sortedBy). */
+export async function resortMembers(
+  db: Executor,
+  storeId: string,
+  collectionId: string,
+  sortedBy: string,
+): Promise<void> {
+  await db
+    .updateTable('collection_products')
+    .set({ sorted_by: sortedBy })
+    .where('store_id', '=', storeId)
+    .where('collection_id', '=', collectionId)
+    .where('sorted_by', '<>', sortedBy)
+    .execute()
 }
 
 /** How many products of the store `condition` (over `p`, rulesSql) holds for: one count. */

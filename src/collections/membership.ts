@@ -22,9 +22,12 @@ import {
   refreshMemberKeys,
   removeFromEveryCollection,
   replaceMembersWhere,
+  resortMembers,
   updateMemberKeys,
   type MemberKeys,
 } from './membership.repository.js'
+import type { SortOrder } from './collection.schemas.js'
+import { sortedBy } from './member-page.repository.js'
 import {
   compileRules,
   readsMetafields,
@@ -44,11 +47,12 @@ import {
  * product in SQL (applyRules) under the same lock, exclusive.
  */
 
-/** A smart collection's rules, parsed. */
+/** A smart collection's rules, parsed, and its sort order (which sort index its rows sit in). */
 export interface SmartRules {
   id: string
   rules: Rule[]
   disjunctive: boolean
+  sortOrder: SortOrder
 }
 
 /** A smart collection as product writes evaluate it: its rules compiled to one test. */
@@ -60,7 +64,8 @@ function parseSmart(row: SmartCollectionRow): SmartTest {
   const parsed = typeof row.rules === 'string' ? JSON.parse(row.rules) : row.rules
   const rules = (parsed ?? []) as Rule[]
   const disjunctive = Boolean(row.disjunctive)
-  return { id: row.id, rules, disjunctive, test: compileRules(rules, disjunctive) }
+  const sortOrder = row.sort_order as SortOrder
+  return { id: row.id, rules, disjunctive, sortOrder, test: compileRules(rules, disjunctive) }
 }
 
 /**
@@ -139,11 +144,17 @@ export async function refreshMemberships(
       if (!wanted && isIn) push(removed, collection.id, product.id)
     }
   }
+  const sortOf = new Map(smart.map((collection) => [collection.id, collection.sortOrder]))
   await insertMembers(
     db,
     storeId,
     [...added].flatMap(([collectionId, ids]) =>
-      ids.map((id) => ({ collectionId, position: null, keys: keysOf.get(id)! })),
+      ids.map((id) => ({
+        collectionId,
+        position: null,
+        sortedBy: sortedBy(sortOf.get(collectionId)!),
+        keys: keysOf.get(id)!,
+      })),
     ),
   )
   for (const [collectionId, ids] of removed) await deleteMembers(db, storeId, collectionId, ids)
@@ -184,7 +195,10 @@ async function smartRulesOf(
   return smart
 }
 
-/** Marks the store's smart rules changed (a create, a rules change, a delete of a smart one). */
+/**
+ * Marks the store's smart rules changed (a create, a rules change, a delete of a smart one, a
+ * change of a smart one's sort order: the cached rules carry it).
+ */
 export async function rulesChanged(db: Executor, storeId: string): Promise<void> {
   await renewRulesToken(db, storeId)
 }
@@ -265,7 +279,24 @@ export async function applyRules(
 ): Promise<void> {
   const condition = rulesSql(db, collection.rules, collection.disjunctive)
   const event = pendingEvent('collection.products_changed')
-  await replaceMembersWhere(db, storeId, collection.id, condition, event)
+  const sorted = sortedBy(collection.sortOrder)
+  await replaceMembersWhere(db, storeId, collection.id, condition, sorted, event)
+}
+
+/**
+ * A collection's sort order changed: its member rows move to the sort index of the new one
+ * (decision 0055), and, for a smart collection, product writes stop using the cached rules
+ * that carried the old one. Call it with the store's rules lock held exclusively, so that no
+ * product write adds a row under the old order meanwhile.
+ */
+export async function sortOrderChanged(
+  db: Executor,
+  storeId: string,
+  collection: { id: string; kind: string },
+  sortOrder: SortOrder,
+): Promise<void> {
+  await resortMembers(db, storeId, collection.id, sortedBy(sortOrder))
+  if (collection.kind === 'smart') await rulesChanged(db, storeId)
 }
 
 /** The store's rules lock, exclusive: for a change of a smart collection's rules. */

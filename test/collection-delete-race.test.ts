@@ -4,9 +4,9 @@ import { sql } from 'kysely'
 import { buildTestApi, POSTGRES_URL } from './helpers.js'
 
 /**
- * On PostgreSQL a member row has no foreign key to its product (decision 0056): a product
- * delete removes its memberships itself. Manual adds, smart matches and deletes of the same
- * products running at once must never leave a member whose product is gone.
+ * On PostgreSQL a member row has no foreign key (decision 0056): a product delete removes its
+ * memberships itself, a collection delete its members. Manual adds, smart matches and deletes
+ * of the same products running at once must never leave a member whose product is gone.
  */
 describe('members of deleted products [postgres]', () => {
   it(
@@ -50,6 +50,17 @@ describe('members of deleted products [postgres]', () => {
         const read = (await api.get(`/collections/${id}`)).json().data
         assert.equal(read.productsCount, 0, `every product is deleted: ${read.title} is empty`)
       }
+      // A collection's delete takes its members with it, products staying.
+      const kept = await api.createProduct({ name: 'Kept', tags: ['race'] })
+      await api.post(`/collections/${manual.id}/products`, { product_ids: [kept.id] })
+      for (const id of [manual.id, smart.id]) {
+        assert.equal((await api.get(`/collections/${id}`)).json().data.productsCount, 1)
+        assert.equal((await api.delete(`/collections/${id}`)).statusCode, 200)
+      }
+      const left = await sql<{ count: string }>`
+        select count(*) as count from collection_products`.execute(api.database.kysely)
+      assert.equal(Number(left.rows[0]!.count), 0, 'no member of a deleted collection is left')
+      assert.equal((await api.get(`/products/${kept.id}`)).statusCode, 200)
     },
   )
 })

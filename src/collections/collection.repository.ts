@@ -142,7 +142,17 @@ export async function updateCollectionRow(
   return row
 }
 
+/**
+ * Deletes a collection and its members: on PostgreSQL no foreign key cascades to them (0056).
+ * Call it with the collection's row locked and the store's rules lock held exclusively, so that
+ * no member is added meanwhile.
+ */
 export async function deleteCollectionRow(db: Executor, storeId: string, id: string) {
+  await db
+    .deleteFrom('collection_products')
+    .where('store_id', '=', storeId)
+    .where('collection_id', '=', id)
+    .execute()
   await db.deleteFrom('collections').where('store_id', '=', storeId).where('id', '=', id).execute()
 }
 

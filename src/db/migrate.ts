@@ -42,7 +42,7 @@ import * as postgresDefinitionStamps from './migrations/postgres/2026-11-30T04-m
 import * as sqliteDefinitionStamps from './migrations/sqlite/2026-11-30T04-metafield-definition-stamps.js'
 import * as postgresCollectionSortIndexes from './migrations/postgres/2026-11-30T06-collection-sort-indexes.js'
 import * as sqliteCollectionSortIndexes from './migrations/sqlite/2026-11-30T06-collection-sort-indexes.js'
-import * as postgresMembersWithoutProductKey from './migrations/postgres/2026-11-30T07-members-without-product-key.js'
+import * as postgresMembersWithoutForeignKeys from './migrations/postgres/2026-11-30T07-members-without-foreign-keys.js'
 
 /** Each dialect's migrations, by name; names sort in the order they are applied. */
 const MIGRATIONS: Record<Dialect, Record<string, Migration>> = {
@@ -93,7 +93,7 @@ const MIGRATIONS: Record<Dialect, Record<string, Migration>> = {
     '2026-11-30T03-collection-rules-state': postgresCollectionRulesState,
     '2026-11-30T04-metafield-definition-stamps': postgresDefinitionStamps,
     '2026-11-30T06-collection-sort-indexes': postgresCollectionSortIndexes,
-    '2026-11-30T07-members-without-product-key': postgresMembersWithoutProductKey,
+    '2026-11-30T07-members-without-foreign-keys': postgresMembersWithoutForeignKeys,
   },
 }
 

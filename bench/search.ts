@@ -12,6 +12,8 @@
  *   npx tsx bench/search.ts --short                                   (CI: 5,000, both if set)
  *   --keep leaves the loaded store (its URL is printed) for EXPLAIN and profiling
  *   (search-breakdown.ts); --no-latency, --no-http skip those parts
+ *   --store <URL> times the latency table again on a kept store (its --products given), after
+ *   applying the migrations it lacks (timed): before and after a change, back to back
  */
 import { spawnSync } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
@@ -340,6 +342,21 @@ async function main() {
       ? ['sqlite', 'postgres']
       : ['sqlite']
   const runs = Number(arg('runs') ?? (short ? 20 : 200))
+  const kept = arg('store')
+  if (kept !== undefined) {
+    const database = createDatabase(kept)
+    const t0 = performance.now()
+    const applied = await migrateToLatest(database)
+    if (applied.length > 0) {
+      console.log(
+        `${database.dialect}: ${applied.join(', ')} took ${((performance.now() - t0) / 1000).toFixed(1)} s`,
+      )
+      await sql`analyze`.execute(database.kysely)
+    }
+    await latencyTable(database, count, runs)
+    await database.close()
+    return
+  }
   for (const dialect of dialects) {
     const { url, drop } = await openDatabase(dialect)
     try {

@@ -278,6 +278,19 @@ describeEachDialect('a 0.1.0 database upgraded with catalog migrate', (dialect) 
     assert.deepEqual(await ids('slug=cafe-creme-t-shirt-2'), [tee2!.id])
     assert.deepEqual(await ids('tag=cotton'), [])
     assert.deepEqual(await ids('vendor=Acme'), [])
+    // A search with q reads their documents' copies of status and price (2026-11-30T05).
+    for (const product of fixture.finalProducts) {
+      const query = `q=${encodeURIComponent(product.name)}&status=${product.status}&price_min=${product.price}&price_max=${product.price}&sort=price`
+      assert.ok((await ids(query)).includes(product.id), query)
+    }
+    const facets = (await api.request('GET', '/products?facets=status,price')).json().facets
+    const statuses = new Map<string, number>()
+    for (const product of fixture.finalProducts)
+      statuses.set(product.status, (statuses.get(product.status) ?? 0) + 1)
+    assert.deepEqual(
+      Object.fromEntries(facets.status.map((f: any) => [f.value, f.count])),
+      Object.fromEntries(statuses),
+    )
   })
 
   it("0.1.0's key still works; its revoked key still does not", async (t) => {

@@ -3,7 +3,8 @@ import { it } from 'node:test'
 import { sql, type RawBuilder } from 'kysely'
 import type { Database } from '../src/db/database.js'
 import { readSearchRequest } from '../src/search/search-query.js'
-import { facetQuery, searchPageQuery, sharedFacetsQuery } from '../src/search/search.repository.js'
+import { facetQuery, sharedFacetsQuery } from '../src/search/search-facets.repository.js'
+import { searchPageQuery } from '../src/search/search.repository.js'
 import { filterKindOf } from '../src/search/search-filters.js'
 import { newProductRow } from '../src/catalog/product.service.js'
 import { refreshSearchDocuments } from '../src/search/search-document.repository.js'
@@ -26,14 +27,37 @@ async function planOf(database: Database, query: RawBuilder<unknown>): Promise<s
   })
 }
 
-const SHAPES: { query: Record<string, unknown>; facet?: string; uses: Record<string, RegExp> }[] = [
+/**
+ * A read of the products (`p`) other than the page's rows by their key: a search with `q` and
+ * its facets read the documents alone (decision 0033).
+ */
+const READS_PRODUCTS = {
+  sqlite:
+    /SCAN p\b|SEARCH p USING (COVERING )?INDEX (?!sqlite_autoindex_products_1 \(store_id=\? AND id=\?\))/,
+  postgres: /(?<!using products_pkey) on products p\b/,
+}
+
+const SHAPES: {
+  query: Record<string, unknown>
+  facet?: string
+  uses: Record<string, RegExp>
+  documentsOnly?: boolean
+}[] = [
   {
     query: { q: 'blue shi' },
     uses: { sqlite: /VIRTUAL TABLE INDEX/, postgres: /product_search_words/ },
+    documentsOnly: true,
   },
   {
     query: { q: 'blue', sort: 'price' },
     uses: { sqlite: /VIRTUAL TABLE INDEX/, postgres: /product_search_words/ },
+    documentsOnly: true,
+  },
+  {
+    // Filters on the document's fields: its matches from the word or from the tag's rows.
+    query: { q: 'blue', sort: 'updated', status: 'active', tag: 'sale', price_max: '10' },
+    uses: { sqlite: /VIRTUAL TABLE INDEX/, postgres: /on product_search s\b/ },
+    documentsOnly: true,
   },
   {
     query: { sort: 'price' },
@@ -59,11 +83,19 @@ const SHAPES: { query: Record<string, unknown>; facet?: string; uses: Record<str
     query: { q: 'blue', vendor: 'Acme' },
     facet: 'vendor',
     uses: { sqlite: /VIRTUAL TABLE INDEX/, postgres: /product_search_words/ },
+    documentsOnly: true,
   },
   {
     query: { q: 'blue' },
     facet: 'option.Color',
     uses: { sqlite: /search_facets/, postgres: /search_facets_pkey/ },
+    documentsOnly: true,
+  },
+  {
+    query: { vendor: 'Acme' },
+    facet: 'tag',
+    uses: { sqlite: /product_search_by_vendor/, postgres: /product_search_by_vendor/ },
+    documentsOnly: true,
   },
 ]
 
@@ -121,6 +153,8 @@ describeEachDialect('search plans', (dialect) => {
         : searchPageQuery(database.kysely, 'store-a', request, undefined, 51)
       const plan = await planOf(database, query)
       assert.match(plan, shape.uses[dialect]!, `${JSON.stringify(shape)}:\n${plan}`)
+      if (shape.documentsOnly)
+        assert.doesNotMatch(plan, READS_PRODUCTS[dialect], `${JSON.stringify(shape)}:\n${plan}`)
     }
     // Facets counted together: the matches read once, their values found by an index.
     const facets = ['vendor', 'tag', 'option.Color'].map((name) => ({
@@ -138,6 +172,7 @@ describeEachDialect('search plans', (dialect) => {
       plan,
     )
     assert.doesNotMatch(plan, /SCAN f\b|Seq Scan on search_facets/, plan)
+    assert.doesNotMatch(plan, READS_PRODUCTS[dialect], plan)
     assert.match(plan, dialect === 'sqlite' ? /VIRTUAL TABLE INDEX/ : /product_search_words/, plan)
   })
 })

@@ -40,6 +40,8 @@ import * as sqliteMetafields from './migrations/sqlite/2026-11-30T01-metafields.
 import * as postgresCollectionRulesState from './migrations/postgres/2026-11-30T03-collection-rules-state.js'
 import * as postgresDefinitionStamps from './migrations/postgres/2026-11-30T04-metafield-definition-stamps.js'
 import * as sqliteDefinitionStamps from './migrations/sqlite/2026-11-30T04-metafield-definition-stamps.js'
+import * as postgresSearchKeys from './migrations/postgres/2026-11-30T05-search-keys.js'
+import * as sqliteSearchKeys from './migrations/sqlite/2026-11-30T05-search-keys.js'
 import * as postgresCollectionSortIndexes from './migrations/postgres/2026-11-30T06-collection-sort-indexes.js'
 import * as sqliteCollectionSortIndexes from './migrations/sqlite/2026-11-30T06-collection-sort-indexes.js'
 import * as postgresMembersWithoutForeignKeys from './migrations/postgres/2026-11-30T07-members-without-foreign-keys.js'
@@ -66,6 +68,7 @@ const MIGRATIONS: Record<Dialect, Record<string, Migration>> = {
     '2026-11-30T02-collections': sqliteCollections,
     '2026-11-30T01-metafields': sqliteMetafields,
     '2026-11-30T04-metafield-definition-stamps': sqliteDefinitionStamps,
+    '2026-11-30T05-search-keys': sqliteSearchKeys,
     '2026-11-30T06-collection-sort-indexes': sqliteCollectionSortIndexes,
   },
   postgres: {
@@ -92,6 +95,7 @@ const MIGRATIONS: Record<Dialect, Record<string, Migration>> = {
     // PostgreSQL only: SQLite runs one write at a time and takes no lock.
     '2026-11-30T03-collection-rules-state': postgresCollectionRulesState,
     '2026-11-30T04-metafield-definition-stamps': postgresDefinitionStamps,
+    '2026-11-30T05-search-keys': postgresSearchKeys,
     '2026-11-30T06-collection-sort-indexes': postgresCollectionSortIndexes,
     '2026-11-30T07-members-without-foreign-keys': postgresMembersWithoutForeignKeys,
   },

@@ -286,6 +286,13 @@ export interface ProductSearchTable {
   other_words: string
   name_key: string
   codes: string
+  /** The product's fields search sorts and filters on, copied by triggers (decision 0033). */
+  status: ColumnType<string | null, never, never>
+  vendor: ColumnType<string | null, never, never>
+  product_type: ColumnType<string | null, never, never>
+  price_e4: ColumnType<number | string | null, never, never>
+  created_at: ColumnType<string | Date | null, never, never>
+  updated_at: ColumnType<string | Date | null, never, never>
 }
 
 /** A value of a product for a facet of many values (a tag, an option's value), without case. */

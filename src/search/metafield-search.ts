@@ -9,7 +9,7 @@ import type { Executor } from '../db/schema.js'
 import { validationFailed, type FieldProblem } from '../errors.js'
 import type { FilterKind } from './search-filters.js'
 import type { ListQuery, RequestFilter, SearchRequest } from './search-query.js'
-import { matchingProductIds } from './search.repository.js'
+import { matchingProductIds } from './search-conditions.js'
 
 /**
  * The list's `metafield.<namespace>.<key>` filters and facets (decision 0042): the store's
@@ -78,8 +78,8 @@ function metafieldKind(
   return {
     param: 'metafield.',
     normalize: (value) => value,
-    condition: (_db, _param, values) =>
-      metafieldCondition(storeId, 'p.id', { definitionId, type, values: [...values] }),
+    condition: (_db, _param, values, on) =>
+      metafieldCondition(storeId, on.id, { definitionId, type, values: [...values] }),
   }
 }
 

@@ -10,9 +10,13 @@ import {
   tagIn,
   vendorIn,
   type Condition,
+  type ProductSide,
 } from './filters.js'
 
-/** Where a facet's values come from: a column of the products, or search_facets' rows. */
+/**
+ * Where a facet's values come from: a column of the products (and of their documents: the
+ * same name on both sides), or search_facets' rows.
+ */
 export type FacetSource = { column: string } | { kind: string; nameKey: string }
 
 /**
@@ -26,7 +30,13 @@ export interface FilterKind {
   normalize: (value: string) => string
   /** Why the value cannot be one of this filter's, or undefined. */
   problem?: (value: string) => string | undefined
-  condition: (db: Executor, param: string, values: readonly string[]) => Condition
+  /**
+   * Its SQL on `on`'s side of the product. A kind whose `documents` is false reads only
+   * `products` (`p`): a request naming it reads its matches there.
+   */
+  condition: (db: Executor, param: string, values: readonly string[], on: ProductSide) => Condition
+  /** Whether its condition can read the product's search document (`s`); yes unless false. */
+  documents?: boolean
   /** Its facet of the same name, if it has one. */
   facet?: (param: string) => FacetSource
 }
@@ -42,32 +52,37 @@ export const FILTER_KINDS: readonly FilterKind[] = [
       (PRODUCT_STATUSES as readonly string[]).includes(value)
         ? undefined
         : `must be one of ${PRODUCT_STATUSES.join(', ')}`,
-    condition: (db, _, values) => statusIn(db, values),
-    facet: () => ({ column: 'p.status' }),
+    condition: (db, _, values, on) => statusIn(db, values, on),
+    facet: () => ({ column: 'status' }),
   },
-  { param: 'slug', normalize: exact, condition: (db, _, values) => slugIn(db, values) },
+  {
+    param: 'slug',
+    normalize: exact,
+    condition: (db, _, values) => slugIn(db, values),
+    documents: false,
+  },
   {
     param: 'vendor',
     normalize: exact,
-    condition: (db, _, values) => vendorIn(db, values),
-    facet: () => ({ column: 'p.vendor' }),
+    condition: (db, _, values, on) => vendorIn(db, values, on),
+    facet: () => ({ column: 'vendor' }),
   },
   {
     param: 'product_type',
     normalize: exact,
-    condition: (db, _, values) => productTypeIn(db, values),
-    facet: () => ({ column: 'p.product_type' }),
+    condition: (db, _, values, on) => productTypeIn(db, values, on),
+    facet: () => ({ column: 'product_type' }),
   },
   {
     param: 'tag',
     normalize: withoutCase,
-    condition: (db, _, values) => tagIn(db, values),
+    condition: (db, _, values, on) => tagIn(db, values, on),
     facet: () => ({ kind: 'tag', nameKey: '' }),
   },
   {
     param: 'option.',
     normalize: withoutCase,
-    condition: (db, param, values) => optionIn(db, optionNameKey(param), values),
+    condition: (db, param, values, on) => optionIn(db, optionNameKey(param), values, on),
     facet: (param) => ({ kind: 'option', nameKey: optionNameKey(param) }),
   },
   {
@@ -75,7 +90,7 @@ export const FILTER_KINDS: readonly FilterKind[] = [
     param: 'collection',
     normalize: withoutCase,
     problem: (value) => (isUuid(value) ? undefined : 'must be a collection id (a UUID)'),
-    condition: (db, _, values) => inCollections(db, values),
+    condition: (db, _, values, on) => inCollections(db, values, on),
   },
 ]
 

@@ -9,16 +9,16 @@ import { toIso } from '../db/values.js'
 import { decodeListCursor, encodeListCursor, type SortKey } from './search-cursor.js'
 import { filterKindOf } from './search-filters.js'
 import { bindingOf, readSearchRequest, type ListQuery, type SearchRequest } from './search-query.js'
+import { facetKey } from './search-conditions.js'
 import {
   facetCounts,
-  facetKey,
   priceRange,
-  searchPage,
   sharedFacets,
   type FacetCount,
   type SharedFacet,
   type SharedFacetAnswer,
-} from './search.repository.js'
+} from './search-facets.repository.js'
+import { searchPage } from './search.repository.js'
 import {
   metafieldFacetCounts,
   withMetafields,

@@ -41,6 +41,11 @@ interface Setup {
   clock: FakeScheduler
   /** Starts a dispatcher on the test's database (stopped when the test ends, at the latest). */
   dispatch(options?: Partial<DispatcherOptions>): ReturnType<typeof startDispatcher>
+  /**
+   * Settles when the LISTEN connection of a dispatcher of this database first calls its
+   * listener (PostgreSQL; it does once it listens), right after that call.
+   */
+  listened: Promise<void>
 }
 
 async function setup(
@@ -55,10 +60,23 @@ async function setup(
   const sender = createSender({ timeoutMs, allowPrivate: true })
   t.after(() => sender.close())
   const clock = fakeScheduler()
+  let heard = () => {}
+  const listened = new Promise<void>((resolve) => (heard = resolve))
+  const listen = api.database.listen
+  if (listen) {
+    Object.assign(api.database, {
+      listen: (channel: string, listener: () => void) =>
+        listen(channel, () => {
+          heard()
+          listener()
+        }),
+    })
+  }
   return {
     api,
     receiver,
     clock,
+    listened,
     async endpoint(path, events = ['*']) {
       const res = await api.post('/webhook-endpoints', { url: `${receiver.url}${path}`, events })
       assert.equal(res.statusCode, 200, res.body)
@@ -117,21 +135,19 @@ async function until(
  * have been missed before): waits for that and runs it, so that a test does not take it for
  * a pass that a write asked for. At once on SQLite.
  */
-async function untilListening(database: Database, clock: FakeScheduler) {
-  if (database.dialect !== 'postgres') return
-  await until(
-    async () => {
-      const { rows } = await sql<{ n: number }>`
-        select count(*)::int as n from pg_stat_activity
-        where datname = current_database() and query like 'listen %' and state = 'idle'
-      `.execute(database.kysely)
-      return rows[0]!.n > 0
-    },
-    10_000,
-    'the dispatcher listens',
-  )
-  await new Promise((resolve) => setTimeout(resolve, 50))
-  await clock.flush()
+async function untilListening(s: Setup) {
+  if (s.api.database.dialect !== 'postgres') return
+  let timer: NodeJS.Timeout | undefined
+  await Promise.race([
+    s.listened,
+    new Promise((_, reject) => {
+      timer = setTimeout(
+        () => reject(new Error('the dispatcher did not listen within 10 s')),
+        10_000,
+      )
+    }),
+  ]).finally(() => clearTimeout(timer))
+  await s.clock.flush()
 }
 
 describeEachDialect('webhook dispatcher', (dialect) => {
@@ -321,7 +337,9 @@ describeEachDialect('webhook dispatcher', (dialect) => {
     assert.equal(disabled.statusCode, 200, disabled.body)
     assert.equal(await oldest(), undefined)
     const live = await s.endpoint('/live')
-    await new Promise((resolve) => setTimeout(resolve, 5))
+    // The next delivery is created at a later millisecond.
+    const first = Date.parse(toIso(waiting!.created_at))
+    await until(async () => Date.now() > first, 1000, 'the clock moves on')
     await s.api.createProduct({ name: 'For the live one' })
     const [pending] = await deliveriesOf(s.api.database, live)
     assert.ok(toIso(pending!.created_at) > toIso(waiting!.created_at))
@@ -356,7 +374,7 @@ describeEachDialect('webhook dispatcher', (dialect) => {
     // On the database object itself: the endpoint routes signal their changes to it.
     Object.assign(s.api.database, { kysely: counting })
     s.dispatch({ scheduler: s.clock })
-    await untilListening(s.api.database, s.clock)
+    await untilListening(s)
     // A poll: it reads that no endpoint is enabled, and looks for due deliveries.
     await s.clock.advance(1000)
     assert.ok(looks > 0, 'the poll looked')
@@ -381,7 +399,7 @@ describeEachDialect('webhook dispatcher', (dialect) => {
     assert.equal(disabled.statusCode, 200, disabled.body)
     const clock = s.clock
     s.dispatch({ scheduler: clock, pollIntervalMs: 300 })
-    await untilListening(s.api.database, clock)
+    await untilListening(s)
     // A poll: no endpoint is enabled.
     await clock.advance(300)
     // As another instance would: straight to the table, so this process is told nothing.
@@ -416,16 +434,20 @@ describeEachDialect('webhook dispatcher', (dialect) => {
     async (t) => {
       const s = await setup(t, dialect)
       await s.endpoint('/quiet')
-      const listener = new pg.Client({ connectionString: POSTGRES_URL })
+      // On the test's own database (NOTIFYs do not cross databases), this schema's only.
+      const { rows } = await sql<{ schema: string; database: string }>`
+        select current_schema() as schema, current_database() as database
+      `.execute(s.api.database.kysely)
+      const url = new URL(POSTGRES_URL!)
+      url.pathname = `/${rows[0]!.database}`
+      const listener = new pg.Client({ connectionString: url.toString() })
       await listener.connect()
       t.after(() => listener.end())
-      // Other test files run at once on this database: only this schema's NOTIFYs count.
-      const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(
-        s.api.database.kysely,
-      )
       const heard: string[] = []
+      let markerHeard = false
       listener.on('notification', (message) => {
         if (message.payload === rows[0]!.schema) heard.push(message.channel)
+        if (message.payload === `${rows[0]!.schema}:marker`) markerHeard = true
       })
       await listener.query('listen catalog_webhook_deliveries')
       const product = await s.api.createProduct({ name: 'Quiet' })
@@ -435,7 +457,12 @@ describeEachDialect('webhook dispatcher', (dialect) => {
         (await s.api.get('/webhook-endpoints')).json().data[0].id,
       )
       assert.ok(delivery, 'the write queued a delivery')
-      await new Promise((resolve) => setTimeout(resolve, 300))
+      // Notifications reach a listener in the order their transactions committed: once this
+      // marker, sent after the writes committed, is heard, any NOTIFY of theirs was too.
+      await sql`select pg_notify('catalog_webhook_deliveries', current_schema() || ':marker')`.execute(
+        s.api.database.kysely,
+      )
+      await until(async () => markerHeard, 10_000, 'the marker NOTIFY')
       assert.deepEqual(heard, [])
     },
   )

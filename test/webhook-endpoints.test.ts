@@ -209,7 +209,10 @@ describeEachDialect('webhook endpoints', (dialect) => {
     assert.deepEqual(same.json().data, endpoint, 'a patch that changes nothing changes nothing')
     assert.deepEqual((await api.patch(path, {})).json().data, endpoint)
 
-    await new Promise((resolve) => setTimeout(resolve, 5))
+    // The next write is at a later millisecond.
+    while (Date.now() <= Date.parse(endpoint.updatedAt)) {
+      await new Promise((resolve) => setImmediate(resolve))
+    }
     const disabled = (await api.patch(path, { enabled: false })).json().data
     assert.deepEqual(
       { ...disabled, updatedAt: undefined },

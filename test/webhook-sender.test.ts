@@ -300,6 +300,8 @@ describe('one attempt', () => {
   it('reads a capped amount of a huge response body', async (t) => {
     let written = 0
     let closed = false
+    let hungUp = () => {}
+    const hangUp = new Promise<void>((resolve) => (hungUp = resolve))
     const receiver = await startReceiver(t, (_, response) => {
       response.writeHead(200)
       const chunk = Buffer.alloc(64 * 1024, 'x')
@@ -311,7 +313,10 @@ describe('one attempt', () => {
         }
         response.end()
       }
-      response.on('close', () => (closed = true))
+      response.on('close', () => {
+        closed = true
+        hungUp()
+      })
       more()
     })
     const result = await sender(t, { maxResponseBytes: 16 * 1024 }).send(
@@ -319,7 +324,8 @@ describe('one attempt', () => {
     )
     assert.equal(result.ok, true)
     assert.equal(result.statusCode, 200)
-    await new Promise((resolve) => setTimeout(resolve, 50))
+    // The sender hangs up once it has read its cap: the receiver writes no more from then on.
+    await hangUp
     assert.ok(written < 64 * 1024 * 1024, `the receiver wrote ${written} bytes`)
     if (process.env.SHOW_WRITTEN) console.log(`written ${written}`)
   })
@@ -464,7 +470,8 @@ describe('attempts on the sender thread (createThreadSender, as catalog serve se
     const silent = await startReceiver(t, () => {})
     const send = createThreadSender({ timeoutMs: 5000, allowPrivate: true })
     const underWay = send.send(attempt(`http://127.0.0.1:${silent.port}/`))
-    await new Promise((resolve) => setTimeout(resolve, 100))
+    // Under way: the receiver has the request, which it never answers.
+    while (silent.received.length === 0) await new Promise((resolve) => setTimeout(resolve, 10))
     send.close()
     assert.deepEqual(await underWay, { ok: false, error: 'the sender is closed', durationMs: 0 })
     const later = await send.send(attempt(`http://127.0.0.1:${silent.port}/`))

@@ -54,8 +54,6 @@ const Validations = Type.Object(
   },
   { additionalProperties: false, description: 'All optional; each must fit the type' },
 )
-export type ValidationsInput = Static<typeof Validations>
-
 export const CreateDefinitionBody = Type.Object(
   {
     owner: Owner,

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto'
 import { keepingMemberships } from '../collections/membership.js'
 import {
   indexMetafields,
@@ -9,13 +8,11 @@ import {
   type MetafieldValues,
 } from '../attributes/metafield-values.js'
 import { inTransaction, type Database } from '../db/database.js'
-import { dialectOf } from '../db/dialect.js'
 import { refreshSearchDocuments } from '../search/search-document.repository.js'
 import { withSearchDocuments } from '../search/search-documents.js'
-import { violatedUniqueConstraint } from '../db/driver-errors.js'
 import type { Executor } from '../db/schema.js'
 import { isUuid, newId, nowIso } from '../db/values.js'
-import { AppError, productNotFound, validationFailed, variantNotFound } from '../errors.js'
+import { productNotFound, variantNotFound } from '../errors.js'
 import { appendEvent, pendingEvent } from '../events/outbox.js'
 import { ifMatchAllows, ifMatchVersions } from '../http/conditional.js'
 import { rowToVariant } from './catalog.mappers.js'
@@ -43,6 +40,12 @@ import {
   updateVariantRow,
   type VariantFields,
 } from './variant.repository.js'
+import { conflictError, positionOverflow, skuFirstConflict } from './variant-conflicts.js'
+import { mergeVariant, optionsKey, sameFields } from './variant-merge.js'
+
+// The import reads these from here.
+export { DUPLICATE_OPTIONS_MESSAGE } from './variant-conflicts.js'
+export { optionsKey } from './variant-merge.js'
 
 export function addVariant(
   database: Database,
@@ -269,65 +272,6 @@ async function mergeVariantMetafields(
   return mergeMetafields(db, storeId, 'variant', stored, patch)
 }
 
-/** The variant's columns a merge patch may change. */
-type PatchableColumns = Pick<
-  VariantFields,
-  'name' | 'sku' | 'barcode' | 'price_e4' | 'compare_at_price_e4' | 'position' | 'weight_grams'
-> & { options: string; metafields: string }
-
-function mergeVariant(current: VariantFields, patch: UpdateVariantInput): PatchableColumns {
-  const pick = <T>(sent: T | null | undefined, stored: T): T | null =>
-    sent === undefined ? stored : sent
-  return {
-    name: patch.name ?? current.name,
-    sku: pick(patch.sku, current.sku),
-    barcode: pick(patch.barcode, current.barcode),
-    price_e4: patch.price === undefined ? current.price_e4 : toStoredAmount(patch.price),
-    compare_at_price_e4:
-      patch.compare_at_price === undefined
-        ? current.compare_at_price_e4
-        : toStoredAmountOrNull(patch.compare_at_price),
-    options: mergeOptions(current.options, patch.options),
-    position: patch.position ?? current.position,
-    weight_grams: pick(patch.weight_grams, current.weight_grams),
-    metafields: jsonText(current.metafields),
-  }
-}
-
-/**
- * The options a patch leaves: the ones sent, unless they are the stored ones in another key
- * order (the same set, as the uniqueness rule compares them): then the stored text stays.
- */
-function mergeOptions(
-  stored: VariantFields['options'],
-  sent: Record<string, string> | null | undefined,
-): string {
-  const storedText = optionsText(stored)
-  if (sent === undefined) return storedText
-  const options = sent ?? {}
-  const same = optionsKey(options) === optionsKey(JSON.parse(storedText) as Record<string, string>)
-  return same ? storedText : JSON.stringify(options)
-}
-
-function sameFields(current: VariantFields, next: PatchableColumns): boolean {
-  return (Object.keys(next) as (keyof PatchableColumns)[]).every((column) =>
-    column === 'options'
-      ? optionsText(current.options) === next.options
-      : column === 'metafields'
-        ? jsonText(current.metafields) === next.metafields
-        : current[column] === next[column],
-  )
-}
-
-/** The options as the JSON text they were sent as (PostgreSQL's json arrives parsed). */
-function optionsText(options: VariantFields['options']): string {
-  return typeof options === 'string' ? options : JSON.stringify(options)
-}
-
-function jsonText(value: string | object): string {
-  return typeof value === 'string' ? value : JSON.stringify(value)
-}
-
 /** The unit of work of a DELETE of a variant; the product's next default position follows. */
 export function deleteVariantWork(
   storeId: string,
@@ -406,65 +350,4 @@ export async function findVariantsBySku(
 ): Promise<Variant[]> {
   const row = await findVariantBySku(database.kysely, storeId, sku.trim())
   return row === undefined ? [] : [rowToVariant(row)]
-}
-
-function positionOverflow(): AppError {
-  return validationFailed([
-    { field: 'position', message: `is required: the next position would pass ${MAX_POSITION}` },
-  ])
-}
-
-/**
- * What makes two option sets the same: the same names with the same values, in any order.
- * Hashed so the unique index stays small whatever the options' size.
- */
-export function optionsKey(options: Record<string, string>): string | null {
-  const entries = Object.entries(options).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-  if (entries.length === 0) return null
-  return createHash('sha256').update(JSON.stringify(entries)).digest('hex')
-}
-
-/**
- * conflictError, naming the sku when both the sku and the options are taken, on both
- * databases: where the database names the newest unique index first (the options', SQLite's
- * way, SqlDialect.newestUniqueIndexFirst), the sku is looked up.
- */
-async function skuFirstConflict(
-  db: Executor,
-  storeId: string,
-  variantId: string,
-  sku: string | null,
-  error: unknown,
-): Promise<AppError | undefined> {
-  const conflict = conflictError(error)
-  const { newestUniqueIndexFirst } = dialectOf(db)
-  if (conflict?.code !== 'duplicate_options' || sku === null || !newestUniqueIndexFirst)
-    return conflict
-  const holder = await findVariantBySku(db, storeId, sku)
-  return holder && holder.id !== variantId ? duplicateSku() : conflict
-}
-
-/** The message of duplicate_sku, which an import's dry run also gives for what a real run would. */
-export const DUPLICATE_SKU_MESSAGE = 'Another variant in your store already has this sku.'
-
-/** The message of duplicate_options, which an import's dry run also gives. */
-export const DUPLICATE_OPTIONS_MESSAGE =
-  'Another variant of this product already has these options.'
-
-function duplicateSku(): AppError {
-  return new AppError('duplicate_sku', DUPLICATE_SKU_MESSAGE)
-}
-
-/** A database refusal of a variant's write, as the contract's error; undefined for anything else. */
-function conflictError(error: unknown): AppError | undefined {
-  // PostgreSQL: a default position past the integer column's range.
-  if ((error as { code?: unknown }).code === '22003') return positionOverflow()
-  switch (violatedUniqueConstraint(error)) {
-    case 'variants_sku_key':
-      return duplicateSku()
-    case 'variants_options_key':
-      return new AppError('duplicate_options', DUPLICATE_OPTIONS_MESSAGE)
-    default:
-      return undefined
-  }
 }

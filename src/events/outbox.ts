@@ -28,9 +28,6 @@ export function pendingEvent(type: EventType): PendingEvent {
   return { type, id: newId(), createdAt: nowIso() }
 }
 
-/** The id and time of an event (what `pendingEvent` stamps). */
-export type EventStamp = Omit<PendingEvent, 'type'>
-
 /** An event's row as the outbox writes it: the record's row after the change (before it, for a delete). */
 export interface NewEvent {
   storeId: string

@@ -7,16 +7,16 @@ import {
   claimDeliveries,
   findAttempts,
   findDueDeliveries,
-  hasEnabledEndpoint,
   recordOutcomes,
   releaseDelivery,
 } from './delivery-claim.repository.js'
 import type { ClaimedDelivery, DueDelivery } from './claim-queries.js'
 import { decideOutcome, type DeliveryOutcome } from './delivery-outcome.js'
+import { CLAIM_AHEAD, LEASE_MARGIN_MS, MAX_WAIT_MS, pickToClaim } from './claim-ahead.js'
 import { dispatcherMetrics } from './dispatcher-metrics.js'
 import { systemScheduler, type Cancel, type Scheduler } from './scheduler.js'
 import type { AttemptResult, Sender } from './sender.js'
-import { DELIVERIES_CHANNEL, onDeliveriesDue, onWebhookEndpointsChanged } from './wakeup.js'
+import { listenForWakeups } from './dispatcher-wakeups.js'
 
 /** Where the dispatcher reports failed attempts and its own errors (pino's shape). */
 export interface DispatcherLog {
@@ -77,38 +77,22 @@ interface Waiting {
   claimedAt: number
 }
 
-/** The lease of a claim outlasts the attempt's timeout by this much. */
-const LEASE_MARGIN_MS = 5000
-/**
- * Deliveries claimed per endpoint at most, in flight and waiting, as a multiple of the
- * endpoint's bound in flight: a pass claims the next ones while the current ones are sent,
- * so that a freed slot is filled at once and one write serves several rounds of attempts.
- * An endpoint whose last attempt failed is claimed for its free slots only (a multiple of 1):
- * a dead receiver's deliveries would wait out MAX_WAIT_MS and be given back.
- */
-const CLAIM_AHEAD = 16
-/**
- * A delivery claimed ahead starts within this time of its claim, or is released: so that it
- * ends within timeout + LEASE_MARGIN_MS of its claim, before its lease, as one claimed for a
- * free slot does.
- */
-const MAX_WAIT_MS = LEASE_MARGIN_MS - 1000
-
 /**
  * Sends the webhook deliveries of `database` in the background: a component that server.ts
  * starts beside the HTTP server. It claims due deliveries (pending, next_attempt_at <= now)
  * by setting their next_attempt_at to the end of a lease (timeout + 5 s), so that with
  * several instances on one PostgreSQL each attempt runs on one, and an attempt cut short by
  * a crash is due again when its lease ends. It claims up to CLAIM_AHEAD times an endpoint's
- * bound in flight, so that the next attempts wait in memory for a slot rather than for a
- * pass and its write; one waiting longer than MAX_WAIT_MS is given back. Each outcome is
- * recorded as decideOutcome (delivery-outcome.ts) says: 2xx succeeded, anything else a retry
- * at the schedule's next time, or failed after the last. Woken by this process's writes (each
- * committed write on PostgreSQL, each group commit's batch on SQLite) while the database has
- * an enabled endpoint, by deliveriesDue() and, on PostgreSQL, by a manual retry's NOTIFY from
- * another instance; and every pollIntervalMs for retries and for deliveries that another
- * process queued. Its clock and timers are the scheduler's (scheduler.ts), so that a test
- * moves them on rather than waiting.
+ * bound in flight (claim-ahead.ts), so that the next attempts wait in memory for a slot
+ * rather than for a pass and its write; one waiting longer than MAX_WAIT_MS is given back.
+ * Each outcome is recorded as decideOutcome (delivery-outcome.ts) says: 2xx succeeded,
+ * anything else a retry at the schedule's next time, or failed after the last. Woken
+ * (dispatcher-wakeups.ts) by this process's writes (each committed write on PostgreSQL, each
+ * group commit's batch on SQLite) while the database has an enabled endpoint, by
+ * deliveriesDue() and, on PostgreSQL, by a manual retry's NOTIFY from another instance; and
+ * every pollIntervalMs for retries and for deliveries that another process queued. Its clock
+ * and timers are the scheduler's (scheduler.ts), so that a test moves them on rather than
+ * waiting.
  */
 export function startDispatcher(options: DispatcherOptions): Dispatcher {
   const { database, sender, schedule } = options
@@ -174,22 +158,13 @@ export function startDispatcher(options: DispatcherOptions): Dispatcher {
         const nowIso = now.toISOString()
         const scan = Math.min(Math.max(free, 0), 200)
         let due: DueDelivery[] = []
-        const picked: DueDelivery[] = []
+        let picked: DueDelivery[] = []
         if (scan > 0) {
           const busy = [...new Set([...perEndpoint.keys(), ...waiting.keys()])].filter(
             (id) => held(id) >= heldLimit(id),
           )
           due = await findDueDeliveries(database.kysely, nowIso, busy, scan, maxHeldPerEndpoint)
-          // At most heldLimit claimed per endpoint: the others stay due for later.
-          const taken = new Map<string, number>()
-          for (const delivery of due) {
-            if (picked.length >= free) break
-            const endpoint = delivery.endpoint_id
-            const n = held(endpoint) + (taken.get(endpoint) ?? 0)
-            if (n >= heldLimit(endpoint)) continue
-            taken.set(endpoint, (taken.get(endpoint) ?? 0) + 1)
-            picked.push(delivery)
-          }
+          picked = pickToClaim(due, free, (endpoint) => heldLimit(endpoint) - held(endpoint))
         }
         const outcomes = finished
         const released = expired
@@ -345,41 +320,13 @@ export function startDispatcher(options: DispatcherOptions): Dispatcher {
     })
   }
 
-  /**
-   * Whether the database has an enabled endpoint, as last read (at each poll) or told by
-   * this process's endpoint routes. With none, a write queued no delivery: it wakes no pass,
-   * which would cost every write's batch a query for nothing. An endpoint that another
-   * process enables is seen at the next poll, which looks for due deliveries anyway.
-   */
-  let endpointsEnabled = true
-  /** Moves on each change told, so that a read begun before it cannot undo it. */
-  let endpointChanges = 0
-  const readEndpoints = async () => {
-    const changes = endpointChanges
-    const enabled = await hasEnabledEndpoint(database.kysely).catch(() => true)
-    if (changes === endpointChanges) endpointsEnabled = enabled
-  }
-  const wakeOnWrite = () => {
-    if (endpointsEnabled) wake()
-  }
-
-  const stopListening: (() => unknown)[] = []
-  stopListening.push(onDeliveriesDue(database, wake))
-  stopListening.push(
-    onWebhookEndpointsChanged(database, () => {
-      endpointChanges++
-      endpointsEnabled = true
-    }),
-  )
-  if (database.listen) stopListening.push(database.listen(DELIVERIES_CHANNEL, wake))
-  if (database.onWriteBatch) stopListening.push(database.onWriteBatch(wakeOnWrite))
-  if (database.onWriteCommitted) stopListening.push(database.onWriteCommitted(wakeOnWrite))
-  const stopPolling = scheduler.every(options.pollIntervalMs ?? 1000, () => {
-    if (stopped) return
-    return Promise.all([readEndpoints(), pump()])
+  const stopWakeups = listenForWakeups(database, scheduler, {
+    wake,
+    pump,
+    isStopped: () => stopped,
+    pollIntervalMs: options.pollIntervalMs ?? 1000,
   })
   metrics.bind(database)
-  void readEndpoints()
   wake()
 
   return {
@@ -387,9 +334,8 @@ export function startDispatcher(options: DispatcherOptions): Dispatcher {
     inFlight: () => running.size,
     async stop() {
       stopped = true
-      stopPolling()
       cancelWake?.()
-      await Promise.all(stopListening.map((stop) => stop()))
+      await stopWakeups()
       let endGrace: Cancel | undefined
       const grace = new Promise<void>((resolve) => {
         endGrace = scheduler.after(stopGraceMs, resolve)

@@ -8,8 +8,12 @@ import { AppError, validationFailed, type FieldProblem } from '../errors.js'
 import { ifMatchAllows } from '../http/conditional.js'
 import { refreshSearchDocuments } from '../search/search-document.repository.js'
 import { findSmartCollections } from '../collections/collection.repository.js'
-import { applyRules, lockForRulesChange, type SmartRules } from '../collections/membership.js'
-import type { Rule } from '../collections/rules.js'
+import {
+  applyRules,
+  lockForRulesChange,
+  smartRulesOfRow,
+  type SmartRules,
+} from '../collections/membership.js'
 import {
   MAX_DEFINITIONS_PER_OWNER,
   type CreateDefinitionInput,
@@ -182,13 +186,9 @@ async function collectionsNaming(
   if (definition.owner !== 'product') return []
   await lockForRulesChange(db, storeId)
   const field = `metafield.${definition.namespace}.${definition.key}`
-  const collections: SmartRules[] = []
-  for (const row of await findSmartCollections(db, storeId)) {
-    const rules = (typeof row.rules === 'string' ? JSON.parse(row.rules) : row.rules) as Rule[]
-    if (!rules?.some((rule) => rule.field === field)) continue
-    collections.push({ id: row.id, rules, disjunctive: Boolean(row.disjunctive) })
-  }
-  return collections
+  return (await findSmartCollections(db, storeId))
+    .map(smartRulesOfRow)
+    .filter((smart) => smart.rules.some((rule) => rule.field === field))
 }
 
 /** Indexes every stored value of a definition just made filterable. */

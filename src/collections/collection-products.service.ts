@@ -18,14 +18,12 @@ import { findCollection } from './collection.repository.js'
 import { listMemberRows, sortedBy, type MemberPosition } from './member-page.repository.js'
 import {
   closeGap,
-  deleteMembers,
   findMembersAmong,
   findStoreProductsForShare,
-  insertMembers,
   maxPosition,
-  memberKeysOf,
   moveMember,
-} from './membership.repository.js'
+} from './manual-members.repository.js'
+import { deleteMembers, insertMembers, memberKeysOf } from './membership.repository.js'
 import { appendMembersChanged } from './membership.js'
 
 /** A manual collection's members: add, move, remove; and every collection's page of products. */

@@ -11,8 +11,8 @@ import {
   type RulesState,
   type SmartCollectionRow,
 } from './collection.repository.js'
+import { closeGap } from './manual-members.repository.js'
 import {
-  closeGap,
   deleteMembers,
   findMemberships,
   findProductRows,
@@ -21,11 +21,10 @@ import {
   memberKeysOf,
   refreshMemberKeys,
   removeFromEveryCollection,
-  replaceMembersWhere,
-  resortMembers,
   updateMemberKeys,
   type MemberKeys,
 } from './membership.repository.js'
+import { replaceMembersWhere, resortMembers } from './rules-change.repository.js'
 import type { SortOrder } from './collection.schemas.js'
 import { sortedBy } from './member-page.repository.js'
 import {

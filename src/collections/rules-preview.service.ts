@@ -1,6 +1,6 @@
 import type { Database } from '../db/database.js'
 import type { PreviewRulesInput, RulesPreview } from './collection.schemas.js'
-import { countProductsWhere } from './membership.repository.js'
+import { countProductsWhere } from './rules-change.repository.js'
 import { ruleAttributes } from './metafield-rules.js'
 import { checkRules, rulesSql } from './rules.js'
 

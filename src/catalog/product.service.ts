@@ -203,6 +203,7 @@ export function updateProductWork(
       storeId,
       (product) => [product.id],
       updateProductUnit(storeId, id, patch, ifMatch),
+      true,
     ),
     (product) => product.id,
   )
@@ -384,6 +385,7 @@ export function deleteProductWork(
         await appendEvent(db, storeId, { type: 'product.deleted', object: row })
         return { id: row.id, deleted: true }
       },
+      true,
     ),
     () => undefined,
   )

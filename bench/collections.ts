@@ -131,7 +131,7 @@ async function rulesChangeAndPages(dialect: Dialect, onlyPreview = false) {
     const rulesChangeMs = performance.now() - started
     const rssGrowthMb = (process.memoryUsage().rss - rss) / 1e6
     if (onlyPreview) {
-      return { members: collection.productsCount, previewMedianMs, rulesChangeMs }
+      return { members: collection.productsCount, previewMedianMs, rulesChangeMs, rssGrowthMb }
     }
     const pages: Record<string, { page1Ms: number; page1000Ms: number }> = {}
     for (const sort of ['newest', 'oldest', 'name', '-name', 'price', '-price']) {

@@ -13,16 +13,17 @@
  * - SQLite: API creates and reads (8 connections) against `catalog serve` without an import,
  *   then while the server's own HTTP job (POST /imports) imports the file: no request may
  *   fail, p99 during <= 5x p99 without.
+ * - Issue 35 (bench/import-metafields.ts): the same file with 20 product metafield columns
+ *   against it without them, in turn: >= 0.8 of the rate (goal). BENCH_METAFIELDS=0 skips it;
+ *   `-- --metafields-only` runs only it.
  *
  * BENCH_POSTGRES_URL adds PostgreSQL. `-- --short`: 2,500 products, 1 round, 2 s windows,
  * under a minute, for CI. Results in bench/results/import-<time>.json and on stdout. Exits 1
  * when an import or an API request failed; the ratio goals are reported, not enforced.
  */
 import { createHash } from 'node:crypto'
-import { once } from 'node:events'
 import {
   createReadStream,
-  createWriteStream,
   mkdirSync,
   mkdtempSync,
   readFileSync,
@@ -37,6 +38,8 @@ import SqliteDatabase from '../src/db/sqlite-driver.js'
 import { parse } from 'csv-parse'
 import pg from 'pg'
 import { uuidv7 } from 'uuidv7'
+import { cliImport, writeCatalogueCsv } from './import-file.js'
+import { importMetafields } from './import-metafields.js'
 import { startLoadGenerator } from './load.js'
 import { measureWindow } from './measure.js'
 import { API, createProducts } from './scenarios.js'
@@ -55,86 +58,20 @@ import {
   childEnv,
   loadBenchConfig,
   ratio,
-  readMemory,
   runCommand,
   runMain,
   sleepMs,
-  spawnChild,
 } from './support.js'
 
 const short = process.argv.includes('--short') || process.env.BENCH_IMPORT_SHORT === '1'
+/** `-- --metafields-only`: only the figure of 20 metafield columns against none. */
+const metafieldsOnly = process.argv.includes('--metafields-only')
 const config = loadBenchConfig()
 const PRODUCTS = short ? 2_500 : 25_000
 const VARIANTS = PRODUCTS * 4
 const ROUNDS = short ? 1 : Number(process.env.BENCH_IMPORT_ROUNDS || 2)
 const WINDOW_S = short ? 2 : 5
 const log = (line: string) => console.error(`[${new Date().toISOString().slice(11, 19)}] ${line}`)
-
-// ---------------------------------------------------------------------------------------
-// The file: Shopify's classic columns with two options, as the export writes them
-
-const HEADER = (
-  'Handle,Title,Body (HTML),Vendor,Type,Tags,Published,Option1 Name,Option1 Value,Option2 Name,' +
-  'Option2 Value,Variant SKU,Variant Grams,Variant Price,Variant Compare At Price,' +
-  'Variant Barcode,Image Src,Image Position,Image Alt Text,Status'
-).split(',')
-const SIZES = ['S', 'M', 'L', 'XL']
-const COLORS = ['Red', 'Blue', 'Green', 'Black', 'White']
-
-/** A handle of letters only: one ending in digits would be read as a suffixed slug. */
-function handleOf(n: number): string {
-  let letters = ''
-  do {
-    letters = String.fromCharCode(97 + (n % 26)) + letters
-    n = Math.floor(n / 26)
-  } while (n > 0)
-  return `bench-product-${letters}`
-}
-
-/** The rows of product n, in HEADER's columns: 4 variants (Size x one Color), 3 tags, 2 images. */
-function productRows(n: number): string[][] {
-  const handle = handleOf(n)
-  const color = COLORS[n % COLORS.length]!
-  return SIZES.map((size, i) => {
-    const first = (value: string) => (i === 0 ? value : '')
-    const image = (value: string) => (i < 2 ? value : '')
-    return [
-      handle,
-      first(`Bench product ${handle.slice(14)}`),
-      first(`<p>Product ${n}, made for the import benchmark.</p>`),
-      first(`Vendor ${n % 50}`),
-      first(`Type ${n % 20}`),
-      first(`bench, tag-${n % 100}, colour ${color}`),
-      first('true'),
-      first('Size'),
-      size,
-      first('Color'),
-      color,
-      `SKU-${n}-${size}`,
-      String(200 + i * 50),
-      `${19 + i}.99`,
-      first('29.99'),
-      `BAR${String(n * 4 + i).padStart(10, '0')}`,
-      image(`https://cdn.example.com/products/${n}/${i + 1}.jpg`),
-      image(String(i + 1)),
-      image(`Bench product ${n}, view ${i + 1}`),
-      first('active'),
-    ]
-  })
-}
-
-const csvLine = (fields: string[]) =>
-  `${fields.map((f) => (/[",\n\r]/.test(f) ? `"${f.replaceAll('"', '""')}"` : f)).join(',')}\r\n`
-
-async function writeCatalogueCsv(path: string, products: number): Promise<void> {
-  const out = createWriteStream(path)
-  out.write(csvLine(HEADER))
-  for (let n = 0; n < products; n++) {
-    if (!out.write(productRows(n).map(csvLine).join(''))) await once(out, 'drain')
-  }
-  out.end()
-  await once(out, 'finish')
-}
 
 // ---------------------------------------------------------------------------------------
 // The bare loader: what a loader written for this one file would insert (it knows the
@@ -308,37 +245,6 @@ async function bareLoad(dialect: Dialect, databaseUrl: string, file: string): Pr
 // ---------------------------------------------------------------------------------------
 // The import and the export, by the CLI
 
-async function cliImport(context: Context, databaseUrl: string, file: string, variants: number) {
-  const started = performance.now()
-  const env = childEnv({ DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn' })
-  const child = spawnChild(
-    context.cleanup,
-    'catalog import',
-    process.execPath,
-    [context.cli, 'import', file, '--store', BENCH_STORE, '--json'],
-    env,
-  )
-  let peak = 0
-  const timer = setInterval(() => {
-    try {
-      peak = Math.max(peak, readMemory(child.pid).peakMiB)
-    } catch {
-      // it has exited
-    }
-  }, 50)
-  let stdout = ''
-  child.process.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()))
-  const code = await child.exited
-  clearInterval(timer)
-  const seconds = (performance.now() - started) / 1000
-  if (code !== 0) throw new Error(`catalog import exited ${code}:\n${child.output()}`)
-  const summary = JSON.parse(stdout) as { variantsCreated: number; rowsFailed: number }
-  if (summary.variantsCreated !== variants || summary.rowsFailed !== 0) {
-    throw new Error(`catalog import did not create every variant: ${stdout.slice(0, 500)}`)
-  }
-  return { seconds, variantsPerS: variants / seconds, peakRssMiB: peak }
-}
-
 async function cliExport(context: Context, databaseUrl: string, dir: string) {
   const output = join(dir, 'export.csv')
   const started = performance.now()
@@ -415,9 +321,8 @@ async function main(context: Context): Promise<number> {
   const figures = []
   let failedRequests = 0
   const lines: string[] = []
-  for (const dialect of config.postgresUrl
-    ? (['sqlite', 'postgres'] as const)
-    : (['sqlite'] as const)) {
+  const dialects = config.postgresUrl ? (['sqlite', 'postgres'] as const) : (['sqlite'] as const)
+  for (const dialect of metafieldsOnly ? [] : dialects) {
     const imports = []
     const bare = []
     let exported
@@ -482,6 +387,17 @@ async function main(context: Context): Promise<number> {
       )
     }
     figures.push(entry)
+  }
+  // Issue 35: the same file with 20 product metafield columns, against it without them.
+  for (const dialect of config.metafields ? dialects : []) {
+    const { entry, line } = await importMetafields(context, dialect, {
+      products: PRODUCTS,
+      rounds: ROUNDS,
+      dir,
+      log,
+    })
+    figures.push({ dialect, section: 'metafields', ...entry })
+    lines.push(line)
   }
   const stamp = startedAt.replace(/\.\d+Z$/, 'Z').replaceAll(':', '-')
   mkdirSync(join(ROOT, 'bench', 'results'), { recursive: true })

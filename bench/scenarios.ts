@@ -159,7 +159,7 @@ export const BENCH_METAFIELDS = Array.from({ length: 20 }, (_, i) => ({
   key: `field-${String(i).padStart(2, '0')}`,
   type: (
     ['single_line_text_field', 'number_integer', 'boolean', 'list.single_line_text_field'] as const
-  )[i % 4],
+  )[i % 4]!,
   filterable: i % 2 === 0,
 }))
 

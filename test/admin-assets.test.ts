@@ -123,3 +123,23 @@ it(
     }
   },
 )
+
+it(
+  "the page's script offers the webhook form every event type the service takes (collection.* included)",
+  { skip },
+  async (t) => {
+    const { app } = await buildTestApi(t, 'sqlite')
+    const page = await app.inject({ url: '/admin/' })
+    const src = /<script type="module" src="(\/admin\/assets\/main-\w+\.js)">/.exec(page.body)![1]!
+    const script = (await app.inject({ url: src })).body
+    // The endpoints' `events` schema, as the served OpenAPI document states it.
+    const document = JSON.stringify((await app.inject({ url: '/openapi.json' })).json())
+    const list = /"enum":(\["product\.created"[^\]]*\])/.exec(document)
+    assert.ok(list, 'the OpenAPI document lists the event types')
+    const types = (JSON.parse(list[1]!) as string[]).filter((type) => type !== '*')
+    assert.ok(types.includes('collection.products_changed'), types.join(', '))
+    // The form's list, in the bundle as one array literal in the service's order.
+    const quoted = types.map((type) => `"${type}"`).join(',')
+    assert.ok(script.includes(`[${quoted}]`), `the script holds [${quoted}]`)
+  },
+)

@@ -131,7 +131,29 @@ for (const dialect of DIALECTS) {
       await checkAccessibility(page, 'webhooks')
     })
 
-    it('All events unchecks and disables the six types', async () => {
+    it("the form offers every event type the service takes, collection.* included, in the contract's order", async () => {
+      const offered = await page
+        .getByRole('group', { name: 'Events' })
+        .locator('input[name="events"]')
+        .evaluateAll((boxes) => boxes.map((box) => (box as unknown as { value: string }).value))
+      const contract = [
+        ...['product.created', 'product.updated', 'product.deleted'],
+        ...['variant.created', 'variant.updated', 'variant.deleted'],
+        ...['collection.created', 'collection.updated', 'collection.deleted'],
+        'collection.products_changed',
+      ]
+      assert.deepEqual(offered, ['*', ...contract])
+      // The same list as the endpoints' `events` schema in the served OpenAPI document.
+      const document = (await api.app.inject({ method: 'GET', url: '/openapi.json' })).json()
+      const enums = JSON.stringify(document).match(/"enum":\["product\.created"[^\]]*\]/g) ?? []
+      assert.ok(enums.length > 0, 'the OpenAPI document lists the event types')
+      for (const list of enums) {
+        const types = (JSON.parse(`{${list}}`).enum as string[]).filter((type) => type !== '*')
+        assert.deepEqual(types, contract)
+      }
+    })
+
+    it('All events unchecks and disables the ten types', async () => {
       await field('product.created').check()
       await field('All events').check()
       assert.equal(await field('product.created').isChecked(), false)

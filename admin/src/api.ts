@@ -71,15 +71,11 @@ export interface ImportJob {
 /** An import as GET /imports lists it: without its errors. */
 export type ImportListItem = Omit<ImportJob, 'errors'>
 
-/** The event types an endpoint can subscribe to; `*` is every type. */
-export const EVENT_TYPES = [
-  'product.created',
-  'product.updated',
-  'product.deleted',
-  'variant.created',
-  'variant.updated',
-  'variant.deleted',
-] as const
+/**
+ * The event types an endpoint can subscribe to (`*` is every type): the service's own list,
+ * bundled in, so a type the service adds appears in the form without a copy to keep up.
+ */
+export { EVENT_TYPES } from '../../src/events/event-types.js'
 
 export interface WebhookEndpoint {
   id: string

@@ -7,6 +7,13 @@ import { isUuid, newId, nowIso, toIso } from '../db/values.js'
 import { AppError, validationFailed, type FieldProblem } from '../errors.js'
 import { ifMatchAllows } from '../http/conditional.js'
 import { refreshSearchDocuments } from '../search/search-document.repository.js'
+import { findSmartCollections } from '../collections/collection.repository.js'
+import {
+  applyRules,
+  lockForRulesChange,
+  smartRulesOfRow,
+  type SmartRules,
+} from '../collections/membership.js'
 import {
   MAX_DEFINITIONS_PER_OWNER,
   type CreateDefinitionInput,
@@ -134,6 +141,7 @@ export function updateDefinitionWork(
       changes.searchable = patch.searchable
     }
     if (Object.keys(changes).length === 0) return current
+    if (changes.filterable === false) await refuseIfRulesUse(db, storeId, current)
     const updated = await updateDefinitionRow(db, storeId, row.id, changes, nowIso())
     await definitionsChanged(db, storeId)
     if (changes.filterable === false) await deleteDefinitionIndex(db, storeId, row.id)
@@ -141,6 +149,46 @@ export function updateDefinitionWork(
     if (changes.searchable !== undefined) await refreshHolders(db, storeId, row)
     return rowToDefinition(updated)
   }
+}
+
+/**
+ * A product attribute a smart collection's rule names stays filterable (decision 0045): the
+ * switch is 400 on `filterable`, naming the collections, until their rules change.
+ */
+async function refuseIfRulesUse(
+  db: Executor,
+  storeId: string,
+  definition: MetafieldDefinition,
+): Promise<void> {
+  const using = await collectionsNaming(db, storeId, definition)
+  if (using.length === 0) return
+  const field = `metafield.${definition.namespace}.${definition.key}`
+  throw validationFailed([
+    {
+      field: 'filterable',
+      message:
+        `cannot be turned off while a smart collection has a rule on ${field} ` +
+        `(${using.map((c) => c.id).join(', ')}): change its rules first`,
+    },
+  ])
+}
+
+/**
+ * The smart collections whose rules name a product definition, read under the store's rules
+ * lock, exclusive, as a change of rules takes it (after the definition's row lock), so that
+ * no rule naming it is added meanwhile by a rules change.
+ */
+async function collectionsNaming(
+  db: Executor,
+  storeId: string,
+  definition: { owner: string; namespace: string; key: string },
+): Promise<SmartRules[]> {
+  if (definition.owner !== 'product') return []
+  await lockForRulesChange(db, storeId)
+  const field = `metafield.${definition.namespace}.${definition.key}`
+  return (await findSmartCollections(db, storeId))
+    .map(smartRulesOfRow)
+    .filter((smart) => smart.rules.some((rule) => rule.field === field))
 }
 
 /** Indexes every stored value of a definition just made filterable. */
@@ -171,6 +219,8 @@ export function deleteDefinitionWork(
   return async (db) => {
     const row = await lockDefinition(db, storeId, id, ifMatch)
     const holders = asBoolean(row.searchable) ? await holdersOf(db, storeId, row) : []
+    // Rules naming it match nothing once it is gone: their members are made exact at commit.
+    const collections = await collectionsNaming(db, storeId, row)
     await removeKeyFromRecords(
       db,
       storeId,
@@ -181,6 +231,7 @@ export function deleteDefinitionWork(
     await definitionsChanged(db, storeId)
     await releaseDefinitionSlot(db, storeId, row.owner)
     await refreshInPieces(db, storeId, holders)
+    for (const collection of collections) await applyRules(db, storeId, collection)
     return { id: row.id, deleted: true }
   }
 }

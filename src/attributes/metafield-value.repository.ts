@@ -1,5 +1,6 @@
 import { CompiledQuery } from 'kysely'
 import { dialectOf } from '../db/dialect.js'
+import { insertRows } from '../db/multi-row-insert.js'
 import { statement } from '../db/statements.js'
 import type { Executor } from '../db/schema.js'
 import { inList } from '../db/values.js'
@@ -58,6 +59,29 @@ const INSERT_SQLITE = `
   insert into metafield_values (store_id, definition_id, value, product_id, record_id)
   select ?, json_extract(item.value, '$[0]'), json_extract(item.value, '$[1]'), ?, ?
   from json_each(?) as item`
+
+/** A filter index row of a new record (an import's batch of new products). */
+export interface NewIndexRow extends IndexedValue {
+  productId: string
+  recordId: string
+}
+
+/**
+ * Inserts the filter index rows of new records (an import's new products and their
+ * variants, inserted in the same transaction), several per statement (insertRows).
+ */
+export async function insertNewIndexRows(
+  db: Executor,
+  storeId: string,
+  rows: readonly NewIndexRow[],
+): Promise<void> {
+  await insertRows(
+    db,
+    'metafield_values',
+    ['store_id', 'definition_id', 'value', 'product_id', 'record_id'],
+    rows.map((row) => [storeId, row.definitionId, row.value, row.productId, row.recordId]),
+  )
+}
 
 export async function deleteIndexedValues(
   db: Executor,

@@ -110,6 +110,23 @@ export async function mergeMetafields(
   current: MetafieldValues,
   sent: MetafieldValues,
 ): Promise<MergedMetafields> {
+  const checked = await checkMetafields(db, storeId, owner, current, sent)
+  if ('problems' in checked) throw validationFailed(checked.problems)
+  return checked
+}
+
+/**
+ * mergeMetafields without the throw: every problem of the keys sent (each named
+ * `metafields.<ns>.<key>`), or the merged values. An import checks its rows with it, the
+ * dry run as the real one, before it writes anything.
+ */
+export async function checkMetafields(
+  db: Executor,
+  storeId: string,
+  owner: MetafieldOwner,
+  current: MetafieldValues,
+  sent: MetafieldValues,
+): Promise<MergedMetafields | { problems: FieldProblem[] }> {
   const definitions = await loadDefinitions(db, storeId, owner)
   const values: MetafieldValues = { ...current }
   const problems: FieldProblem[] = []
@@ -139,7 +156,7 @@ export async function mergeMetafields(
     if (JSON.stringify(values[key]) !== JSON.stringify(checked.value)) changed = true
     values[key] = checked.value
   }
-  if (problems.length > 0) throw validationFailed(problems)
+  if (problems.length > 0) return { problems }
   return {
     values,
     changed,

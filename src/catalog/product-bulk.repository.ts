@@ -23,6 +23,7 @@ export const PRODUCT_COLUMNS = [
   'version',
   'created_at',
   'updated_at',
+  'metafields',
 ] as const satisfies readonly (keyof ProductRow)[]
 
 /** A product as an import inserts it: its row with its variants already counted, its tag keys. */

@@ -15,7 +15,7 @@ import type {
 } from './collection.schemas.js'
 import { collectionNotFound, collectionRecord, lockCollection } from './collection.service.js'
 import { findCollection } from './collection.repository.js'
-import { listMemberRows, type MemberPosition } from './member-page.repository.js'
+import { listMemberRows, sortedBy, type MemberPosition } from './member-page.repository.js'
 import {
   closeGap,
   deleteMembers,
@@ -87,6 +87,7 @@ export function addProductsWork(
         added.map((productId, i) => ({
           collectionId: collection.id,
           position: last + i + 1,
+          sortedBy: sortedBy(collection.sort_order as SortOrder),
           keys: memberKeysOf(byId.get(productId)!),
         })),
       )

@@ -142,6 +142,7 @@ export async function updateCollectionRow(
   return row
 }
 
+/** Deletes a collection; its members go with it (foreign key, on delete cascade). */
 export async function deleteCollectionRow(db: Executor, storeId: string, id: string) {
   await db.deleteFrom('collections').where('store_id', '=', storeId).where('id', '=', id).execute()
 }
@@ -173,12 +174,13 @@ export interface SmartCollectionRow {
   id: string
   rules: string | unknown[] | null
   disjunctive: boolean | number
+  sort_order: string
 }
 
 const smartOfStore = precompiled((db: Executor, storeId: string) =>
   db
     .selectFrom('collections')
-    .select(['id', 'rules', 'disjunctive'])
+    .select(['id', 'rules', 'disjunctive', 'sort_order'])
     .where('store_id', '=', storeId)
     .where('kind', '=', 'smart'),
 )

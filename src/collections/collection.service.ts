@@ -31,7 +31,7 @@ import {
   type SortOrder,
   type UpdateCollectionInput,
 } from './collection.schemas.js'
-import { applyRules, lockForRulesChange, rulesChanged } from './membership.js'
+import { applyRules, lockForRulesChange, rulesChanged, sortOrderChanged } from './membership.js'
 import { ruleAttributes } from './metafield-rules.js'
 import { checkRules, type Rule } from './rules.js'
 
@@ -116,7 +116,7 @@ export function createCollectionWork(
       }
       if (rules !== null) {
         await rulesChanged(tx, storeId)
-        await applyRules(tx, storeId, { id: row.id, rules, disjunctive })
+        await applyRules(tx, storeId, { id: row.id, rules, disjunctive, sortOrder })
       }
       const stored = (await findCollection(tx, storeId, row.id))!
       const record = await collectionRecord(tx, stored)
@@ -176,7 +176,12 @@ export function updateCollectionWork(
 ): Work<Collection> {
   return (db) =>
     inTransaction(db, async (tx) => {
-      const rulesChange = patch.rules !== undefined || patch.disjunctive !== undefined
+      // A change of the sort order moves the member rows (sortOrderChanged): no product write
+      // may add one under the old order meanwhile.
+      const rulesChange =
+        patch.rules !== undefined ||
+        patch.disjunctive !== undefined ||
+        patch.sort_order !== undefined
       if (rulesChange) await lockForRulesChange(tx, storeId)
       const row = await lockCollection(tx, storeId, id, ifMatch)
       const currentRules = rulesOf(row)
@@ -227,9 +232,17 @@ export function updateCollectionWork(
         if (violatedUniqueConstraint(error) === 'collections_handle_key') throw duplicateHandle()
         throw error
       }
+      if (next.sort_order !== row.sort_order) {
+        await sortOrderChanged(tx, storeId, row, sortOrder)
+      }
       if (rules !== null && (!sameRules || next.disjunctive !== Boolean(row.disjunctive))) {
         await rulesChanged(tx, storeId)
-        await applyRules(tx, storeId, { id: row.id, rules, disjunctive: next.disjunctive })
+        await applyRules(tx, storeId, {
+          id: row.id,
+          rules,
+          disjunctive: next.disjunctive,
+          sortOrder,
+        })
       }
       const record = await collectionRecord(tx, updated)
       const count = record.productsCount

@@ -10,6 +10,17 @@ import type { SortOrder } from './collection.schemas.js'
  * same price) break by newest.
  */
 
+/**
+ * The sort index a collection's member rows sit in, by its sort order: each sort index is
+ * partial on `sorted_by` (migration 2026-11-30T06, decision 0055), so a member is written to
+ * one of them, not to all. The manual order reads the position index, which holds every row
+ * that has a position (the members of manual collections, whatever their sort order).
+ */
+export function sortedBy(sort: SortOrder): string {
+  if (sort === 'manual') return 'position'
+  return sort === 'newest' || sort === 'oldest' ? 'created' : sort
+}
+
 /** Where a page ended: the sort key of its last member (position, name, price or null), time, id. */
 export interface MemberPosition {
   key: number | string | null
@@ -62,12 +73,19 @@ export async function listMemberRows(
           or (cp.created_at, cp.product_id) < (${time(after.createdAt)}, ${id(after.id)}))`
     }
   }
+  // A literal, not a parameter: the planners use a partial index only for a condition they
+  // can match against its own when the statement is planned.
+  const inIndex =
+    sort === 'manual'
+      ? sql`cp.position is not null`
+      : sql`cp.sorted_by = ${sql.lit(sortedBy(sort))}`
   const result = await sql<MemberPageRow>`
     select p.*, cp.position as cp_position, cp.name_key as cp_name_key,
       cp.price_e4 as cp_price_e4, cp.created_at as cp_created_at
     from collection_products cp
     join products p on p.store_id = cp.store_id and p.id = cp.product_id
     where cp.store_id = ${query.storeId} and cp.collection_id = ${id(query.collectionId)}
+      and ${inIndex}
       ${query.status === undefined ? sql`` : sql`and cp.status = ${query.status}`}
       ${bound === undefined ? sql`` : sql`and ${bound}`}
     order by ${sql.raw(order)}

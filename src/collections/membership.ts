@@ -22,9 +22,12 @@ import {
   refreshMemberKeys,
   removeFromEveryCollection,
   replaceMembersWhere,
+  resortMembers,
   updateMemberKeys,
   type MemberKeys,
 } from './membership.repository.js'
+import type { SortOrder } from './collection.schemas.js'
+import { sortedBy } from './member-page.repository.js'
 import {
   compileRules,
   readsMetafields,
@@ -44,11 +47,12 @@ import {
  * product in SQL (applyRules) under the same lock, exclusive.
  */
 
-/** A smart collection's rules, parsed. */
+/** A smart collection's rules, parsed, and its sort order (which sort index its rows sit in). */
 export interface SmartRules {
   id: string
   rules: Rule[]
   disjunctive: boolean
+  sortOrder: SortOrder
 }
 
 /** A smart collection as product writes evaluate it: its rules compiled to one test. */
@@ -56,11 +60,20 @@ interface SmartTest extends SmartRules {
   test: (facts: ProductFacts) => boolean
 }
 
-function parseSmart(row: SmartCollectionRow): SmartTest {
+/** A smart collection's row as its rules, read as they are stored (JSON text on SQLite). */
+export function smartRulesOfRow(row: SmartCollectionRow): SmartRules {
   const parsed = typeof row.rules === 'string' ? JSON.parse(row.rules) : row.rules
-  const rules = (parsed ?? []) as Rule[]
-  const disjunctive = Boolean(row.disjunctive)
-  return { id: row.id, rules, disjunctive, test: compileRules(rules, disjunctive) }
+  return {
+    id: row.id,
+    rules: (parsed ?? []) as Rule[],
+    disjunctive: Boolean(row.disjunctive),
+    sortOrder: row.sort_order as SortOrder,
+  }
+}
+
+function parseSmart(row: SmartCollectionRow): SmartTest {
+  const smart = smartRulesOfRow(row)
+  return { ...smart, test: compileRules(smart.rules, smart.disjunctive) }
 }
 
 /**
@@ -139,11 +152,17 @@ export async function refreshMemberships(
       if (!wanted && isIn) push(removed, collection.id, product.id)
     }
   }
+  const sortOf = new Map(smart.map((collection) => [collection.id, collection.sortOrder]))
   await insertMembers(
     db,
     storeId,
     [...added].flatMap(([collectionId, ids]) =>
-      ids.map((id) => ({ collectionId, position: null, keys: keysOf.get(id)! })),
+      ids.map((id) => ({
+        collectionId,
+        position: null,
+        sortedBy: sortedBy(sortOf.get(collectionId)!),
+        keys: keysOf.get(id)!,
+      })),
     ),
   )
   for (const [collectionId, ids] of removed) await deleteMembers(db, storeId, collectionId, ids)
@@ -184,7 +203,10 @@ async function smartRulesOf(
   return smart
 }
 
-/** Marks the store's smart rules changed (a create, a rules change, a delete of a smart one). */
+/**
+ * Marks the store's smart rules changed (a create, a rules change, a delete of a smart one, a
+ * change of a smart one's sort order: the cached rules carry it).
+ */
 export async function rulesChanged(db: Executor, storeId: string): Promise<void> {
   await renewRulesToken(db, storeId)
 }
@@ -254,7 +276,8 @@ export async function appendMembersChanged(
 
 /**
  * Makes a smart collection's members exactly the products its rules match, over the whole
- * store in two statements, and appends the change. Call it with the store's rules lock held
+ * store in SQL (one statement on PostgreSQL, three on SQLite), and appends the change with its
+ * ids aggregated by the database (replaceMembersWhere). Call it with the store's rules lock held
  * exclusively (lockForRulesChange), taken before the collection's row.
  */
 export async function applyRules(
@@ -263,8 +286,25 @@ export async function applyRules(
   collection: SmartRules,
 ): Promise<void> {
   const condition = rulesSql(db, collection.rules, collection.disjunctive)
-  const { added, removed } = await replaceMembersWhere(db, storeId, collection.id, condition)
-  await appendMembersChanged(db, storeId, collection.id, added, removed)
+  const event = pendingEvent('collection.products_changed')
+  const sorted = sortedBy(collection.sortOrder)
+  await replaceMembersWhere(db, storeId, collection.id, condition, sorted, event)
+}
+
+/**
+ * A collection's sort order changed: its member rows move to the sort index of the new one
+ * (decision 0055), and, for a smart collection, product writes stop using the cached rules
+ * that carried the old one. Call it with the store's rules lock held exclusively, so that no
+ * product write adds a row under the old order meanwhile.
+ */
+export async function sortOrderChanged(
+  db: Executor,
+  storeId: string,
+  collection: { id: string; kind: string },
+  sortOrder: SortOrder,
+): Promise<void> {
+  await resortMembers(db, storeId, collection.id, sortedBy(sortOrder))
+  if (collection.kind === 'smart') await rulesChanged(db, storeId)
 }
 
 /** The store's rules lock, exclusive: for a change of a smart collection's rules. */

@@ -42,6 +42,8 @@ import * as postgresDefinitionStamps from './migrations/postgres/2026-11-30T04-m
 import * as sqliteDefinitionStamps from './migrations/sqlite/2026-11-30T04-metafield-definition-stamps.js'
 import * as postgresSearchKeys from './migrations/postgres/2026-11-30T05-search-keys.js'
 import * as sqliteSearchKeys from './migrations/sqlite/2026-11-30T05-search-keys.js'
+import * as postgresCollectionSortIndexes from './migrations/postgres/2026-11-30T06-collection-sort-indexes.js'
+import * as sqliteCollectionSortIndexes from './migrations/sqlite/2026-11-30T06-collection-sort-indexes.js'
 
 /** Each dialect's migrations, by name; names sort in the order they are applied. */
 const MIGRATIONS: Record<Dialect, Record<string, Migration>> = {
@@ -66,6 +68,7 @@ const MIGRATIONS: Record<Dialect, Record<string, Migration>> = {
     '2026-11-30T01-metafields': sqliteMetafields,
     '2026-11-30T04-metafield-definition-stamps': sqliteDefinitionStamps,
     '2026-11-30T05-search-keys': sqliteSearchKeys,
+    '2026-11-30T06-collection-sort-indexes': sqliteCollectionSortIndexes,
   },
   postgres: {
     '2026-11-21T00-initial': postgresInitial,
@@ -92,6 +95,7 @@ const MIGRATIONS: Record<Dialect, Record<string, Migration>> = {
     '2026-11-30T03-collection-rules-state': postgresCollectionRulesState,
     '2026-11-30T04-metafield-definition-stamps': postgresDefinitionStamps,
     '2026-11-30T05-search-keys': postgresSearchKeys,
+    '2026-11-30T06-collection-sort-indexes': postgresCollectionSortIndexes,
   },
 }
 

@@ -337,6 +337,8 @@ export interface CollectionProductTable {
   name_key: string
   price_e4: number
   status: string
+  /** The sort index the row sits in, by its collection's sort order (sortedBy). */
+  sorted_by: string
 }
 
 /**

@@ -3,6 +3,7 @@ import { insertRows } from '../db/multi-row-insert.js'
 import { precompiled } from '../db/precompiled.js'
 import type { Executor } from '../db/schema.js'
 import { newId, nowIso } from '../db/values.js'
+import type { EventType } from './event-types.js'
 
 /**
  * The event outbox: the one writer of event rows, below the catalogue (it imports nothing of
@@ -13,20 +14,7 @@ import { newId, nowIso } from '../db/values.js'
  * (event.service.ts).
  */
 
-export const EVENT_TYPES = [
-  'product.created',
-  'product.updated',
-  'product.deleted',
-  'variant.created',
-  'variant.updated',
-  'variant.deleted',
-  'collection.created',
-  'collection.updated',
-  'collection.deleted',
-  'collection.products_changed',
-] as const
-
-export type EventType = (typeof EVENT_TYPES)[number]
+export { EVENT_TYPES, type EventType } from './event-types.js'
 
 /** The event a service decided a change emits: its type, id and time. */
 export interface PendingEvent {

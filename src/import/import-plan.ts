@@ -3,6 +3,7 @@
  * own schemas, matched to the stored product and its variants, reduced to the fields that
  * would change. It writes nothing; in a dry run it also finds what only a write would.
  */
+import type { MergedMetafields } from '../attributes/metafield-values.js'
 import { rowToProduct, rowToVariant } from '../catalog/catalog.mappers.js'
 import {
   CreateProductBody,
@@ -31,6 +32,7 @@ import {
 } from './import-errors.js'
 import { productChanges, variantChanges } from './import-changes.js'
 import { failed, type ImportWarning, type Outcome } from './import-outcome.js'
+import { checkPlanMetafields } from './metafield-checks.js'
 import {
   clip,
   type ImportError,
@@ -52,12 +54,16 @@ export interface ProductPlan {
   variants: VariantPlan[]
   /** The rows imported without their sku (--duplicate-skus=clear). */
   warnings: ImportWarning[]
+  /** A create's metafields as checked (checkPlanMetafields): the values a batch writes. */
+  metafields?: MergedMetafields
 }
 
 export interface VariantPlan {
   variant: MappedVariant
   target: Variant | undefined
   patch: UpdateVariantInput
+  /** A new variant's metafields as checked, as the product's. */
+  metafields?: MergedMetafields
 }
 
 /** What an import does with a variant whose sku is taken: refuse its product, or drop the sku. */
@@ -309,6 +315,9 @@ export async function planProduct(
     if (createInput) createInput.price = price
     else if (current && price !== current.price) patch.price = price
   }
+  const plan: ProductPlan = { current, createInput, patch, variants: plans, warnings }
+  // Values of custom attributes, by the store's definitions: a dry run finds what a real one does.
+  errors.push(...(await checkPlanMetafields(db, storeId, product, plan)))
   if (errors.length > 0) return failed(uniqueErrors(errors))
   // Options the product's stored variants hold: a real run's database refuses the first
   // write that would repeat them (no check-then-write); a dry run looks, and says the same.
@@ -324,7 +333,7 @@ export async function planProduct(
       ),
     ])
   }
-  return { current, createInput, patch, variants: plans, warnings }
+  return plan
 }
 
 /**

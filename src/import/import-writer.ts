@@ -5,6 +5,8 @@
  * latter here, and nothing outside this file changes.
  */
 import type { Transaction } from 'kysely'
+import { insertNewIndexRows, type NewIndexRow } from '../attributes/metafield-value.repository.js'
+import type { MergedMetafields } from '../attributes/metafield-values.js'
 import { MAX_POSITION } from '../catalog/catalog.schemas.js'
 import { insertProductsSetByHand, type ImportedProduct } from '../catalog/product.repository.js'
 import { createProductWork, newProductRow, updateProductWork } from '../catalog/product.service.js'
@@ -83,14 +85,17 @@ export async function writePlan(
 
 /**
  * Whether a new product can be written with others: what addVariantWork would refuse of it
- * (a position) leaves it to it, and so do metafields.
+ * (a position) leaves it to it. Metafields go with the batch: the plan has checked them
+ * (checkPlanMetafields) and holds the values to write.
  */
 export function insertable(plan: ProductPlan): boolean {
-  // Values of custom attributes are checked against the store's definitions and indexed by
-  // the catalogue's creates.
-  if (plan.createInput?.metafields) return false
+  const checked = (values: object | null | undefined, merged: object | undefined) =>
+    !values || Object.keys(values).length === 0 || merged !== undefined
   return (
-    plan.variants.every(({ variant }) => !variant.input.metafields) &&
+    checked(plan.createInput?.metafields, plan.metafields) &&
+    plan.variants.every(({ variant, metafields }) =>
+      checked(variant.input.metafields, metafields),
+    ) &&
     plan.variants.length <= MAX_POSITION &&
     plan.variants.every(({ variant }) => variant.input.position === undefined)
   )
@@ -111,6 +116,10 @@ export async function insertNewProducts(
   const products: ImportedProduct[] = []
   const variants: (NewVariantRow & { position: number; price_e4: number })[] = []
   const events: NewEvent[] = []
+  // The filter index rows of the values of filterable definitions, as the creates write them.
+  const indexed: NewIndexRow[] = []
+  const indexRows = (merged: MergedMetafields, productId: string, recordId: string) =>
+    merged.indexed.map((item) => ({ ...item, productId, recordId }))
   const event = (type: string, object: Record<string, unknown>): NewEvent => ({
     storeId,
     id: newId(),
@@ -124,12 +133,20 @@ export async function insertNewProducts(
     const tags = uniqueTags(input.tags ?? [])
     // Its event's object is this row as JSON, as createProductWork's is.
     const row = newProductRow(storeId, input, tags, now)
+    if (plan.metafields) {
+      row.metafields = JSON.stringify(plan.metafields.values)
+      indexed.push(...indexRows(plan.metafields, row.id, row.id))
+    }
     events.push(
       event('product.created', { ...row, slug: product.slug, max_variant_position: 0, version: 1 }),
     )
-    for (const [i, { variant }] of plan.variants.entries()) {
+    for (const [i, { variant, metafields }] of plan.variants.entries()) {
       // As addVariantWork leaves it: the product's price by default, the next position.
       const added = newVariantFields(storeId, row.id, variant.input, now)
+      if (metafields) {
+        added.metafields = JSON.stringify(metafields.values)
+        indexed.push(...indexRows(metafields, row.id, added.id))
+      }
       const fields = { ...added, price_e4: added.price_e4 ?? row.price_e4, position: i + 1 }
       variants.push(fields)
       events.push(event('variant.created', { ...fields, version: 1 }))
@@ -143,6 +160,7 @@ export async function insertNewProducts(
   const rulesState = await lockRulesForProductWrites(tx, storeId)
   await insertProductsSetByHand(tx, storeId, products)
   await insertVariantRows(tx, variants)
+  await insertNewIndexRows(tx, storeId, indexed)
   await insertEvents(tx, events)
   const ids = products.map(({ row }) => row.id)
   await refreshSearchDocuments(tx, storeId, ids)

@@ -35,6 +35,14 @@ const load = () =>
     .join(' ')
 let built = false
 
+/** `npm run build`, once per process, so that the figures are those of src/ as it is. */
+export async function buildServiceOnce(log: (line: string) => void): Promise<void> {
+  if (built) return
+  log('building the service (npm run build), so that the figures are those of src/ as it is')
+  await runCommand('npm', ['run', 'build'], { cwd: ROOT })
+  built = true
+}
+
 export async function runSearchHttp(
   dialect: Dialect,
   databaseUrl: string,
@@ -45,11 +53,7 @@ export async function runSearchHttp(
   const config = loadBenchConfig()
   const cleanup = createCleanup(log)
   try {
-    if (!built) {
-      log('building the service (npm run build), so that the figures are those of src/ as it is')
-      await runCommand('npm', ['run', 'build'], { cwd: ROOT })
-      built = true
-    }
+    await buildServiceOnce(log)
     const context = createContext(cleanup, config)
     const session: Session = {
       context,

@@ -19,17 +19,16 @@ import { spawnSync } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { sql } from 'kysely'
 import pg from 'pg'
 import { newProductRow } from '../src/catalog/product.service.js'
 import { newVariantFields } from '../src/catalog/variant.service.js'
 import { createDatabase, type Database } from '../src/db/database.js'
 import { migrateToLatest } from '../src/db/migrate.js'
-import { backfillSearchDocuments } from '../src/db/migrations/2026-11-30T00-search-backfill.js'
 import { listProducts } from '../src/search/search.service.js'
 import type { CapturedSearch } from './baseline-search.js'
-import { runSearchHttp } from './search-http.js'
+import { buildServiceOnce, runSearchHttp } from './search-http.js'
+import { ROOT, startScriptNodeFlags } from './servers.js'
 
 type Dialect = 'sqlite' | 'postgres'
 const STORE = 'bench'
@@ -313,27 +312,30 @@ async function latencyTable(database: Database, count: number, runs: number) {
   )
 }
 
+/**
+ * The child: what the two search migrations do to a loaded store, in the order an upgrade runs
+ * them: 2026-11-30T00 (its documents, then on PostgreSQL the GIN index), then 2026-11-30T05
+ * (the documents' sort and filter keys, its triggers and indexes). The keys' migration is
+ * undone first, as its triggers would otherwise run for each document of T00.
+ */
+const MIGRATION_CHILD = `
+const url = process.argv[1]
+const { createDatabase } = await import('./dist/db/database.js')
+const { backfillSearchDocuments } = await import('./dist/db/migrations/2026-11-30T00-search-backfill.js')
+const { sql } = await import('kysely')
+const database = createDatabase(url)
+const postgres = database.dialect === 'postgres'
+const keys = await import(\`./dist/db/migrations/\${database.dialect}/2026-11-30T05-search-keys.js\`)
+await keys.down(database.kysely)
+const t0 = performance.now()
+await backfillSearchDocuments(database.kysely, postgres ? '::uuid' : '')
+if (postgres) await sql\`create index product_search_words on product_search using gin (document)\`.execute(database.kysely)
+await keys.up(database.kysely)
+await database.close()
+console.log(JSON.stringify({ seconds: (performance.now() - t0) / 1000, maxRssMiB: process.resourceUsage().maxRSS / 1024 }))
+`
+
 async function main() {
-  if (args[0] === 'migrate') {
-    // The child: what the search migration does to a loaded store (its documents, then on
-    // PostgreSQL the GIN index), without the migrations that came after it.
-    const database = createDatabase(args[1]!)
-    const t0 = performance.now()
-    await backfillSearchDocuments(database.kysely, database.dialect === 'postgres' ? '::uuid' : '')
-    if (database.dialect === 'postgres') {
-      await sql`create index product_search_words on product_search using gin (document)`.execute(
-        database.kysely,
-      )
-    }
-    await database.close()
-    console.log(
-      JSON.stringify({
-        seconds: (performance.now() - t0) / 1000,
-        maxRssMiB: process.resourceUsage().maxRSS / 1024,
-      }),
-    )
-    return
-  }
   const short = args.includes('--short')
   const count = Number(arg('products') ?? (short ? 5000 : 200_000))
   const dialects: Dialect[] = arg('dialect')
@@ -357,6 +359,8 @@ async function main() {
     await database.close()
     return
   }
+  // The migration's child runs dist/.
+  await buildServiceOnce((line) => console.error(line))
   for (const dialect of dialects) {
     const { url, drop } = await openDatabase(dialect)
     try {
@@ -374,13 +378,22 @@ async function main() {
       await database.close()
       const child = spawnSync(
         process.execPath,
-        ['--import', 'tsx', fileURLToPath(import.meta.url), 'migrate', url],
-        { encoding: 'utf8' },
+        // Plain node over dist/ with npm start's V8 flags, as `catalog serve` migrates at its
+        // start: the peak RSS is the migration's, not this harness's (tsx and autocannon
+        // alone hold over 200 MiB).
+        [
+          ...startScriptNodeFlags(join(ROOT, 'package.json')),
+          '--input-type=module',
+          '-e',
+          MIGRATION_CHILD,
+          url,
+        ],
+        { encoding: 'utf8', cwd: ROOT },
       )
       if (child.status !== 0) throw new Error(child.stderr)
       const migration = JSON.parse(child.stdout.trim().split('\n').at(-1)!)
       console.log(
-        `${dialect}: the search migration's work (documents, index) took ${migration.seconds.toFixed(1)} s, peak RSS ${migration.maxRssMiB.toFixed(0)} MiB`,
+        `${dialect}: the search migrations' work (documents, keys, indexes) took ${migration.seconds.toFixed(1)} s, peak RSS ${migration.maxRssMiB.toFixed(0)} MiB`,
       )
       database = createDatabase(url)
       if (dialect === 'postgres') await sql`analyze`.execute(database.kysely)

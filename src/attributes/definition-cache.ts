@@ -53,8 +53,36 @@ export async function storeDefinitions(db: Executor, storeId: string): Promise<S
   return definitions
 }
 
+/**
+ * The same as storeDefinitions, given the stamp as a statement of the write read it (with
+ * other rows, sparing its own read): the definitions under it, read only when not held.
+ */
+export async function storeDefinitionsUnderStamp(
+  db: Executor,
+  storeId: string,
+  stamp: string | undefined,
+): Promise<StoreDefinitions> {
+  const memo = db.isTransaction ? inTransaction.get(db) : undefined
+  const seen = memo?.get(storeId)
+  if (seen) return seen
+  if (changedIn.get(db)?.has(storeId)) return storeDefinitions(db, storeId)
+  const definitions = await definitionsUnder(db, storeId, stamp)
+  if (db.isTransaction) {
+    if (memo) memo.set(storeId, definitions)
+    else inTransaction.set(db, new Map([[storeId, definitions]]))
+  }
+  return definitions
+}
+
 async function readDefinitions(db: Executor, storeId: string): Promise<StoreDefinitions> {
-  const stamp = await readDefinitionStamp(db, storeId)
+  return definitionsUnder(db, storeId, await readDefinitionStamp(db, storeId))
+}
+
+async function definitionsUnder(
+  db: Executor,
+  storeId: string,
+  stamp: string | undefined,
+): Promise<StoreDefinitions> {
   if (stamp === undefined) return NONE
   const cached = byStamp.get(stamp)
   if (cached) return cached

@@ -1,6 +1,8 @@
+import { sql } from 'kysely'
 import { dialectOf } from '../db/dialect.js'
 import { precompiled } from '../db/precompiled.js'
 import type { Executor, ProductRow } from '../db/schema.js'
+import { appendEvent, eventInStatement, type PendingEvent } from '../events/outbox.js'
 import type { FieldValues } from './product.columns.js'
 import { productSlugs } from './slug-claims.js'
 
@@ -58,36 +60,112 @@ export async function updateProductRow(
   return row
 }
 
+/**
+ * updateProductRow with the product.updated `event` appended (the row before and after): on
+ * PostgreSQL in the same statement, as the one-statement PATCH appends it (the product is
+ * locked, so the statement's `old` is the row the caller read); on SQLite two statements.
+ */
+export async function updateProductRowWithEvent(
+  db: Executor,
+  storeId: string,
+  previous: ProductRow,
+  changes: ProductChanges,
+  event: PendingEvent,
+): Promise<ProductRow> {
+  if (!dialectOf(db).oneStatementWrites) {
+    const updated = await updateProductRow(db, storeId, previous.id, changes)
+    await appendEvent(db, storeId, { type: 'product.updated', object: updated, previous }, event)
+    return updated
+  }
+  const [row] = await updateProductAndEvent(
+    db,
+    storeId,
+    previous.id,
+    event.id,
+    event.createdAt,
+    ...changes,
+  )
+  if (row === undefined) throw new Error('the product to update is gone')
+  return row
+}
+
 const updateProduct = precompiled(
-  (db: Executor, storeId: string, id: string, ...changes: ProductChanges) => {
-    const [name, slug, status, description, priceE4, compareAtPriceE4, sku, barcode] = changes
-    const [, , , , , , , , taxRate, vendor, productType, tags, images, updatedAt, metafields] =
-      changes
-    return db
+  (db: Executor, storeId: string, id: string, ...changes: ProductChanges) =>
+    db
       .updateTable('products')
       .set((eb) => ({
-        name,
-        slug,
-        status,
-        description,
-        price_e4: priceE4,
-        compare_at_price_e4: compareAtPriceE4,
-        sku,
-        barcode,
-        tax_rate: taxRate,
-        vendor,
-        product_type: productType,
-        tags,
-        images,
-        metafields,
-        updated_at: dialectOf(db).movedOn('products.updated_at', updatedAt),
+        ...changedColumns(db, changes),
         version: eb('version', '+', 1),
       }))
       .where('store_id', '=', storeId)
       .where('id', '=', id)
-      .returningAll()
-  },
+      .returningAll(),
 )
+
+const updateProductAndEvent = precompiled(
+  (
+    db: Executor,
+    storeId: string,
+    id: string,
+    eventId: string,
+    eventAt: string,
+    ...changes: ProductChanges
+  ) =>
+    db
+      .with('old', (creator) =>
+        creator
+          .selectFrom('products')
+          .selectAll()
+          .where('store_id', '=', storeId)
+          .where('id', '=', id),
+      )
+      .with('updated', (creator) =>
+        creator
+          .updateTable('products')
+          .set((eb) => ({
+            ...changedColumns(db, changes),
+            version: eb('products.version', '+', 1),
+          }))
+          .where('store_id', '=', storeId)
+          .where('id', '=', id)
+          .returningAll(),
+      )
+      .with('event', () =>
+        eventInStatement(
+          'updated, old',
+          storeId,
+          { type: 'product.updated', id: eventId, createdAt: eventAt },
+          sql`to_json(updated)`,
+          sql`to_json(old)`,
+        ),
+      )
+      .selectFrom('updated')
+      .selectAll(),
+)
+
+/** The columns a PATCH sets, from its changes (updateProductRow's order). */
+function changedColumns(db: Executor, changes: ProductChanges) {
+  const [name, slug, status, description, priceE4, compareAtPriceE4, sku, barcode] = changes
+  const [, , , , , , , , taxRate, vendor, productType, tags, images, updatedAt, metafields] =
+    changes
+  return {
+    name,
+    slug,
+    status,
+    description,
+    price_e4: priceE4,
+    compare_at_price_e4: compareAtPriceE4,
+    sku,
+    barcode,
+    tax_rate: taxRate,
+    vendor,
+    product_type: productType,
+    tags,
+    images,
+    metafields,
+    updated_at: dialectOf(db).movedOn('products.updated_at', updatedAt),
+  }
+}
 
 /**
  * Records a slug set by hand as handed out, so that generation never gives it again

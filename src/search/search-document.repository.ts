@@ -1,4 +1,7 @@
-import { searchableMetafieldTexts } from '../attributes/metafield-search-text.js'
+import {
+  searchableMetafieldTexts,
+  searchableMetafieldTextsOf,
+} from '../attributes/metafield-search-text.js'
 import { dialectOf } from '../db/dialect.js'
 import type { Executor } from '../db/schema.js'
 import { inList, inPieces } from '../db/values.js'
@@ -8,6 +11,11 @@ import {
   type DocumentProduct,
   type SearchDocument,
 } from './search-document.js'
+import {
+  readDocumentProducts,
+  writeDocumentsInOneStatement,
+  type StoredProduct,
+} from './search-document.postgres.js'
 
 /**
  * More text of the products to search (the searchable custom attributes). A source answers
@@ -22,6 +30,12 @@ export interface SearchTextSource {
     productIds: readonly string[],
   ): Promise<Map<string, string[]>>
   ofNewProduct(db: Executor, storeId: string, product: NewDocumentProduct): Promise<string[]>
+  /** The same as ofProducts, from the products' rows and their variants' already read. */
+  ofStoredProducts(
+    db: Executor,
+    storeId: string,
+    products: readonly StoredProduct[],
+  ): Promise<Map<string, string[]>>
 }
 
 /** A product just created, as its create answers it: its fields and its custom attributes. */
@@ -32,6 +46,7 @@ export interface NewDocumentProduct extends DocumentProduct {
 export const SEARCH_TEXT_SOURCES: SearchTextSource[] = [
   {
     ofProducts: searchableMetafieldTexts,
+    ofStoredProducts: searchableMetafieldTextsOf,
     ofNewProduct: async (db, storeId, product) => {
       const text = await searchableTextOf(db, storeId, 'product', product.metafields)
       return text === '' ? [] : [text]
@@ -44,16 +59,18 @@ export const SEARCH_TEXT_SOURCES: SearchTextSource[] = [
  * now stand (and removes those of products that are gone): called by every write that
  * touches them, in its transaction, after its changes. On PostgreSQL the products are locked
  * first, and read after the lock, so that of two transactions changing one product the later
- * writes the document with both changes.
+ * writes the document with both changes; `locked`: the write has locked them already (it
+ * updated or locked each product's row), so they are read at once.
  */
 export async function refreshSearchDocuments(
   db: Executor,
   storeId: string,
   productIds: readonly string[],
+  locked = false,
 ): Promise<void> {
   if (productIds.length === 0) return
   const ids = [...new Set(productIds)]
-  if (dialectOf(db).concurrentWriters) {
+  if (dialectOf(db).concurrentWriters && !locked) {
     await dialectOf(db)
       .forUpdate(
         db
@@ -63,6 +80,10 @@ export async function refreshSearchDocuments(
           .where(inList(db, 'id', 'uuid', ids)),
       )
       .execute()
+  }
+  if (dialectOf(db).oneStatementWrites) {
+    await refreshInTwoStatements(db, storeId, ids)
+    return
   }
   const products = await db
     .selectFrom('products')
@@ -109,8 +130,33 @@ export async function refreshSearchDocuments(
 }
 
 /**
+ * PostgreSQL's refresh (the products locked): one statement reads the products, their
+ * variants and the definition stamp, the documents are built here, one statement writes
+ * them. The text sources take their texts from the rows read.
+ */
+async function refreshInTwoStatements(
+  db: Executor,
+  storeId: string,
+  ids: readonly string[],
+): Promise<void> {
+  const products = await readDocumentProducts(db, storeId, ids)
+  const extras = await Promise.all(
+    SEARCH_TEXT_SOURCES.map((source) => source.ofStoredProducts(db, storeId, products)),
+  )
+  const documents = products.map((product) =>
+    buildSearchDocument(
+      product,
+      product.variants.map((variant) => ({ ...variant, product_id: product.id })),
+      extras.flatMap((extra) => extra.get(product.id) ?? []),
+    ),
+  )
+  await writeDocumentsInOneStatement(db, storeId, ids, documents)
+}
+
+/**
  * Replaces the documents of `ids` by `documents` (those of ids without one are removed).
- * `fresh`: the products are new, with nothing to replace (a create).
+ * `fresh`: the products are new, with nothing to replace (a create). On PostgreSQL, one
+ * statement (search-document.postgres.ts).
  */
 export async function writeSearchDocuments(
   db: Executor,
@@ -119,6 +165,10 @@ export async function writeSearchDocuments(
   documents: readonly SearchDocument[],
   fresh = false,
 ): Promise<void> {
+  if (dialectOf(db).oneStatementWrites) {
+    await writeDocumentsInOneStatement(db, storeId, ids, documents)
+    return
+  }
   const kept = new Set(documents.map((document) => document.productId))
   const gone = ids.filter((id) => !kept.has(id))
   if (gone.length > 0) {

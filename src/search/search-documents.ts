@@ -11,17 +11,20 @@ import {
 /**
  * A write's unit of work with the search documents of the products it changed written in the
  * same transaction, after it (`productIds` of its result): up to date at commit. On
- * PostgreSQL a unit that was one statement now runs in a transaction of its own.
+ * PostgreSQL a unit that was one statement now runs in a transaction of its own. `locked`:
+ * the work locks (or updates) the row of every product it answers, so the documents' read
+ * needs no lock of its own (refreshSearchDocuments).
  */
 export function withSearchDocuments<T>(
   storeId: string,
   productIds: (result: T) => readonly string[],
   work: (db: Executor) => Promise<T>,
+  locked = false,
 ): (db: Executor) => Promise<T> {
   return (db) =>
     inTransaction(db, async (tx) => {
       const result = await work(tx)
-      await refreshSearchDocuments(tx, storeId, productIds(result))
+      await refreshSearchDocuments(tx, storeId, productIds(result), locked)
       return result
     })
 }

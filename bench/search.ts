@@ -21,9 +21,10 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { sql } from 'kysely'
 import pg from 'pg'
+import { createDefinitionWork } from '../src/attributes/metafield-definition.service.js'
 import { newProductRow } from '../src/catalog/product.service.js'
 import { newVariantFields } from '../src/catalog/variant.service.js'
-import { createDatabase, type Database } from '../src/db/database.js'
+import { createDatabase, inTransaction, type Database } from '../src/db/database.js'
 import { migrateToLatest } from '../src/db/migrate.js'
 import { listProducts } from '../src/search/search.service.js'
 import type { CapturedSearch } from './baseline-search.js'
@@ -89,6 +90,78 @@ const TAGS = Array.from({ length: 200 }, (_, i) => `tag-${i}`)
 const COLORS = ['Red', 'Blue', 'Green', 'Black', 'White', 'Grey', 'Navy', 'Beige']
 const SIZES = ['XS', 'S', 'M', 'L', 'XL']
 
+/**
+ * The store's filterable product attributes (issue 35), each on a share of the products with
+ * a skewed spread (the first values common): a material of 20 (the most common on about 18 %
+ * of products, MATERIALS[5] on about 4 %, the last on 2 %), a year of 26, a boolean (true on
+ * about 3 in 10), a list of 1 to 3 of 30 features.
+ */
+const MATERIALS = [
+  'Cotton',
+  'Polyester',
+  'Wool',
+  'Linen',
+  'Silk',
+  'Denim',
+  'Leather',
+  'Nylon',
+  'Cashmere',
+  'Viscose',
+  'Bamboo',
+  'Hemp',
+  'Suede',
+  'Velvet',
+  'Satin',
+  'Fleece',
+  'Tweed',
+  'Corduroy',
+  'Jersey',
+  'Chiffon',
+]
+const FEATURES = Array.from({ length: 30 }, (_, i) => `feature-${i}`)
+const ATTRIBUTES = [
+  { key: 'material', type: 'single_line_text_field', share: 0.8 },
+  { key: 'year', type: 'number_integer', share: 0.6 },
+  { key: 'organic', type: 'boolean', share: 0.9 },
+  { key: 'features', type: 'list.single_line_text_field', share: 0.5 },
+] as const
+type AttributeKey = (typeof ATTRIBUTES)[number]['key']
+
+function attributeValue(key: AttributeKey, next: () => number): unknown {
+  const skewed = (n: number) => Math.floor(n * next() ** 2)
+  switch (key) {
+    case 'material':
+      return MATERIALS[skewed(MATERIALS.length)]
+    case 'year':
+      return 2025 - skewed(26)
+    case 'organic':
+      return next() < 0.3
+    case 'features': {
+      const count = 1 + Math.floor(next() * 3)
+      return [...new Set(Array.from({ length: count }, () => FEATURES[skewed(FEATURES.length)]!))]
+    }
+  }
+}
+
+/** The attributes' definitions (filterable, not searchable), by key: their ids. */
+async function defineAttributes(database: Database): Promise<Map<AttributeKey, string>> {
+  const ids = new Map<AttributeKey, string>()
+  for (const { key, type } of ATTRIBUTES) {
+    const definition = await inTransaction(database.kysely, (tx) =>
+      createDefinitionWork(STORE, {
+        owner: 'product',
+        namespace: 'bench',
+        key,
+        type,
+        name: key,
+        filterable: true,
+      })(tx),
+    )
+    ids.set(key, definition.id)
+  }
+  return ids
+}
+
 async function openDatabase(dialect: Dialect): Promise<{ url: string; drop: () => Promise<void> }> {
   if (dialect === 'sqlite') {
     const dir = mkdtempSync(join(tmpdir(), 'bench-search-'))
@@ -117,7 +190,9 @@ async function openDatabase(dialect: Dialect): Promise<{ url: string; drop: () =
 
 /** Loads `count` products with 2 variants each, a batch per transaction, newest last. */
 async function load(database: Database, count: number): Promise<void> {
+  const definitions = await defineAttributes(database)
   const next = random(34)
+  const nextAttribute = random(35)
   const pick = <T>(list: readonly T[]) => list[Math.floor(next() * list.length)]!
   // Words skewed (the first ones common, as in real names): WORDS[17] is in about 1 % of products.
   const word = () => WORDS[Math.floor(next() * next() * WORDS.length)]!
@@ -127,6 +202,7 @@ async function load(database: Database, count: number): Promise<void> {
     const products: Record<string, unknown>[] = []
     const variants: Record<string, unknown>[] = []
     const tags: Record<string, unknown>[] = []
+    const values: Record<string, unknown>[] = []
     for (let i = from; i < Math.min(count, from + batch); i++) {
       const name = `${word()} ${word()} ${word()}`
       const productTags = [pick(TAGS), pick(TAGS)].filter((t, j, all) => all.indexOf(t) === j)
@@ -145,7 +221,27 @@ async function load(database: Database, count: number): Promise<void> {
         productTags,
         at,
       )
-      products.push({ ...row, slug: `p-${i}`, max_variant_position: 2, version: 3 })
+      const metafields: Record<string, unknown> = {}
+      for (const { key, share } of ATTRIBUTES) {
+        if (nextAttribute() >= share) continue
+        const value = attributeValue(key, nextAttribute)
+        metafields[`bench.${key}`] = value
+        for (const item of Array.isArray(value) ? value : [value])
+          values.push({
+            store_id: STORE,
+            definition_id: definitions.get(key),
+            value: JSON.stringify(item),
+            product_id: row.id,
+            record_id: row.id,
+          })
+      }
+      products.push({
+        ...row,
+        slug: `p-${i}`,
+        max_variant_position: 2,
+        version: 3,
+        metafields: JSON.stringify(metafields),
+      })
       for (const t of productTags)
         tags.push({
           store_id: STORE,
@@ -183,6 +279,11 @@ async function load(database: Database, count: number): Promise<void> {
           .insertInto('variants')
           .values(variants.slice(i, i + 250) as never)
           .execute()
+      for (let i = 0; i < values.length; i += 500)
+        await tx
+          .insertInto('metafield_values')
+          .values(values.slice(i, i + 500) as never)
+          .execute()
     })
   }
 }
@@ -213,6 +314,42 @@ function queries(): QueryCase[] {
   }
   all.push({ label: 'no q, vendor + 3 facets', query: { vendor: 'Vendor 3', facets } })
   all.push({ label: 'no q, by price', query: { sort: 'price' } })
+  // Issue 35: filters and facets of filterable attributes. Material 5 is on about 4 % of
+  // products (40,000 of 1,000,000); with the word, about 400.
+  const material = { 'metafield.bench.material': MATERIALS[5] }
+  const facet = 'metafield.bench.material'
+  all.push(
+    { label: 'material', query: material },
+    { label: 'material, by price', query: { ...material, sort: 'price' } },
+    { label: 'rare material', query: { 'metafield.bench.material': MATERIALS[19] } },
+    { label: 'year', query: { 'metafield.bench.year': '2020' } },
+    { label: 'organic', query: { 'metafield.bench.organic': 'true' } },
+    { label: 'a feature (list)', query: { 'metafield.bench.features': FEATURES[10] } },
+    { label: 'material + a word', query: { ...material, q: word } },
+    { label: 'material + a word, by price', query: { ...material, q: word, sort: 'price' } },
+    { label: 'a word, material facet', query: { q: word, facets: facet } },
+    {
+      label: 'a word, year + material + features facets',
+      query: {
+        q: word,
+        facets: 'metafield.bench.year,metafield.bench.material,metafield.bench.features',
+      },
+    },
+    {
+      label: 'material + a word, 3 facets + material',
+      query: {
+        ...material,
+        q: word,
+        facets: `${facets},${facet}`,
+      },
+    },
+    { label: 'vendor, material facet', query: { vendor: 'Vendor 3', facets: facet } },
+    {
+      label: 'material, 3 facets + material',
+      query: { ...material, facets: `${facets},${facet}` },
+    },
+    { label: 'no filter, material facet', query: { facets: facet } },
+  )
   return all
 }
 

@@ -62,18 +62,41 @@ describeEachDialect('metafield filters and facets over the index', (dialect) => 
 
     const all = sql`select id from products where store_id = ${'store-a'}`
     const filters = await metafieldFilters(db, 'store-a', { 'metafield.custom.color': ['x'] })
-    assert.deepEqual(await metafieldFacet(db, 'store-a', filters[0]!.definitionId, all, 20), [
-      { value: 'red', count: 2 },
-      { value: 'blue', count: 1 },
-    ])
+    assert.deepEqual(
+      await metafieldFacet(db, 'store-a', filters[0]!.definitionId, all, 20, 'product'),
+      [
+        { value: 'red', count: 2 },
+        { value: 'blue', count: 1 },
+      ],
+    )
+    // Every product of the store: the definition's rows alone, the same counts.
+    assert.deepEqual(
+      await metafieldFacet(db, 'store-a', filters[0]!.definitionId, undefined, 20, 'product'),
+      [
+        { value: 'red', count: 2 },
+        { value: 'blue', count: 1 },
+      ],
+    )
+    const one = sql`select id from products where store_id = ${'store-a'} and id = ${b.id}`
+    assert.deepEqual(
+      await metafieldFacet(db, 'store-a', filters[0]!.definitionId, one, 20, 'product'),
+      [{ value: 'red', count: 1 }],
+    )
     const seats = await metafieldFilters(db, 'store-a', { 'metafield.custom.seats': ['1'] })
-    assert.deepEqual(await metafieldFacet(db, 'store-a', seats[0]!.definitionId, all, 1), [
-      { value: 2, count: 1 },
-    ])
+    assert.deepEqual(
+      await metafieldFacet(db, 'store-a', seats[0]!.definitionId, all, 1, 'product'),
+      [{ value: 2, count: 1 }],
+    )
     const fit = await metafieldFilters(db, 'store-a', { 'metafield.custom.fit': ['x'] })
-    assert.deepEqual(await metafieldFacet(db, 'store-a', fit[0]!.definitionId, all, 20), [
-      { value: 'slim', count: 1 },
-    ])
+    assert.deepEqual(
+      await metafieldFacet(db, 'store-a', fit[0]!.definitionId, all, 20, 'variant'),
+      [{ value: 'slim', count: 1 }],
+    )
+    // Two variants of one product hold it: one product.
+    assert.deepEqual(
+      await metafieldFacet(db, 'store-a', fit[0]!.definitionId, undefined, 20, 'variant'),
+      [{ value: 'slim', count: 1 }],
+    )
   })
 
   it('gives the searchable text of a record: the text values of its searchable definitions', async (t) => {

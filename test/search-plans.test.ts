@@ -2,6 +2,9 @@ import assert from 'node:assert/strict'
 import { it } from 'node:test'
 import { sql, type RawBuilder } from 'kysely'
 import type { Database } from '../src/db/database.js'
+import { metafieldFacetQuery } from '../src/attributes/metafield-filters.js'
+import { withMetafields } from '../src/search/metafield-search.js'
+import { matchingProductIds } from '../src/search/search-conditions.js'
 import { readSearchRequest } from '../src/search/search-query.js'
 import { facetQuery, sharedFacetsQuery } from '../src/search/search-facets.repository.js'
 import { searchPageQuery } from '../src/search/search.repository.js'
@@ -174,5 +177,101 @@ describeEachDialect('search plans', (dialect) => {
     assert.doesNotMatch(plan, /SCAN f\b|Seq Scan on search_facets/, plan)
     assert.doesNotMatch(plan, READS_PRODUCTS[dialect], plan)
     assert.match(plan, dialect === 'sqlite' ? /VIRTUAL TABLE INDEX/ : /product_search_words/, plan)
+  })
+  it('serves metafield filters and facets from the filter index', async (t) => {
+    const api = await buildTestApi(t, dialect)
+    const res = await api.post('/metafield-definitions', {
+      owner: 'product',
+      namespace: 'custom',
+      key: 'material',
+      type: 'single_line_text_field',
+      name: 'Material',
+      filterable: true,
+    })
+    assert.equal(res.statusCode, 200, res.body)
+    const definitionId = res.json().data.id as string
+    for (let i = 0; i < 20; i++) {
+      await api.createProduct({
+        name: `Blue shirt ${i}`,
+        metafields: { 'custom.material': i % 2 ? 'wool' : 'linen' },
+      })
+    }
+    const { database } = api
+    const db = database.kysely
+    await addOthers(database, 3000)
+    // The others hold one of 20 materials each: the definition has thousands of rows.
+    const others = await db
+      .selectFrom('products')
+      .select('id')
+      .where('name', 'like', 'Red pants%')
+      .execute()
+    for (let start = 0; start < others.length; start += 250) {
+      await db
+        .insertInto('metafield_values')
+        .values(
+          others.slice(start, start + 250).map(({ id }, i) => ({
+            store_id: 'store-a',
+            definition_id: definitionId,
+            value: JSON.stringify(`material ${(start + i) % 20}`),
+            product_id: id,
+            record_id: id,
+          })),
+        )
+        .execute()
+    }
+    if (dialect === 'postgres') await sql`analyze`.execute(db)
+    const requestOf = (query: Record<string, unknown>) =>
+      withMetafields(db, 'store-a', query, readSearchRequest(query))
+
+    // A filter: one probe of an index (definition, value and product) per candidate.
+    for (const query of [
+      { 'metafield.custom.material': 'wool' },
+      { q: 'blue', 'metafield.custom.material': 'wool' },
+    ]) {
+      const page = searchPageQuery(db, 'store-a', await requestOf(query), undefined, 51)
+      const plan = await planOf(database, page)
+      assert.match(
+        plan,
+        dialect === 'sqlite'
+          ? /SEARCH mv .*INDEX \w+ \(store_id=\? AND definition_id=\? AND (value=\? AND product_id=\?|product_id=\? AND value=\?)\)/
+          : /Index (Only )?Scan (Backward )?using metafield_values_(pkey|by_product)/,
+        `${JSON.stringify(query)}:\n${plan}`,
+      )
+      assert.doesNotMatch(plan, /SCAN mv\b|Seq Scan on metafield_values/, plan)
+    }
+
+    // A facet over a search's matches: each match's values by one probe, not the definition's.
+    const name = 'metafield.custom.material'
+    for (const query of [{ q: 'blue' }, { q: 'blue', [name]: 'wool' }]) {
+      const request = await requestOf(query)
+      const matching = matchingProductIds(db, 'store-a', request, name)
+      const plan = await planOf(
+        database,
+        metafieldFacetQuery('store-a', definitionId, matching, 20, 'product'),
+      )
+      assert.match(
+        plan,
+        dialect === 'sqlite'
+          ? /SEARCH mv USING COVERING INDEX metafield_values_by_product \(store_id=\? AND definition_id=\? AND product_id=\?\)/
+          : /Index Only Scan (Backward )?using metafield_values_by_product/,
+        `${JSON.stringify(query)}:\n${plan}`,
+      )
+      assert.match(
+        plan,
+        dialect === 'sqlite' ? /VIRTUAL TABLE INDEX/ : /product_search_words/,
+        plan,
+      )
+    }
+    // The facet over every product of the store reads the definition's rows alone.
+    assert.equal(
+      matchingProductIds(db, 'store-a', await requestOf({ [name]: 'wool' }), name),
+      undefined,
+    )
+    const every = await planOf(
+      database,
+      metafieldFacetQuery('store-a', definitionId, undefined, 20, 'product'),
+    )
+    assert.doesNotMatch(every, /product_search|products/, every)
+    assert.doesNotMatch(every, /SCAN mv\b|Seq Scan on metafield_values/, every)
   })
 })

@@ -44,6 +44,8 @@ import * as postgresSearchKeys from './migrations/postgres/2026-11-30T05-search-
 import * as sqliteSearchKeys from './migrations/sqlite/2026-11-30T05-search-keys.js'
 import * as postgresCollectionSortIndexes from './migrations/postgres/2026-11-30T06-collection-sort-indexes.js'
 import * as sqliteCollectionSortIndexes from './migrations/sqlite/2026-11-30T06-collection-sort-indexes.js'
+import * as postgresMetafieldValuesByProduct from './migrations/postgres/2026-11-30T07-metafield-values-by-product.js'
+import * as sqliteMetafieldValuesByProduct from './migrations/sqlite/2026-11-30T07-metafield-values-by-product.js'
 
 /** Each dialect's migrations, by name; names sort in the order they are applied. */
 const MIGRATIONS: Record<Dialect, Record<string, Migration>> = {
@@ -69,6 +71,7 @@ const MIGRATIONS: Record<Dialect, Record<string, Migration>> = {
     '2026-11-30T04-metafield-definition-stamps': sqliteDefinitionStamps,
     '2026-11-30T05-search-keys': sqliteSearchKeys,
     '2026-11-30T06-collection-sort-indexes': sqliteCollectionSortIndexes,
+    '2026-11-30T07-metafield-values-by-product': sqliteMetafieldValuesByProduct,
   },
   postgres: {
     '2026-11-21T00-initial': postgresInitial,
@@ -96,6 +99,7 @@ const MIGRATIONS: Record<Dialect, Record<string, Migration>> = {
     '2026-11-30T04-metafield-definition-stamps': postgresDefinitionStamps,
     '2026-11-30T05-search-keys': postgresSearchKeys,
     '2026-11-30T06-collection-sort-indexes': postgresCollectionSortIndexes,
+    '2026-11-30T07-metafield-values-by-product': postgresMetafieldValuesByProduct,
   },
 }
 

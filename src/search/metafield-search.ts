@@ -18,8 +18,8 @@ import { matchingProductIds } from './search-conditions.js'
  */
 
 export type MetafieldRequest = SearchRequest & {
-  /** The definition id of each `metafield.` facet asked. */
-  metafieldFacets: Map<string, string>
+  /** The definition of each `metafield.` facet asked. */
+  metafieldFacets: Map<string, { id: string; owner: string }>
 }
 
 export async function withMetafields(
@@ -32,7 +32,7 @@ export async function withMetafields(
     (name) => name.startsWith('metafield.') && query[name] !== undefined,
   )
   const facetNames = request.facets.filter((name) => name.startsWith('metafield.'))
-  const metafieldFacets = new Map<string, string>()
+  const metafieldFacets: MetafieldRequest['metafieldFacets'] = new Map()
   if (params.length === 0 && facetNames.length === 0) return { ...request, metafieldFacets }
   const definitions = await filterableDefinitions(db, storeId)
   const problems: FieldProblem[] = []
@@ -61,7 +61,7 @@ export async function withMetafields(
     const definition = definitions.get(name)
     if (definition === undefined)
       problems.push({ field: 'facets', message: `${name} ${notFilterable}` })
-    else metafieldFacets.set(name, definition.id)
+    else metafieldFacets.set(name, { id: definition.id, owner: definition.owner })
   }
   if (problems.length > 0) throw validationFailed(problems)
   const all = [...request.filters, ...filters].sort((a, b) =>
@@ -101,13 +101,14 @@ export async function metafieldFacetCounts(
   name: string,
   limit: number,
 ): Promise<MetafieldFacetCount[]> {
-  const definitionId = request.metafieldFacets.get(name)!
+  const { id, owner } = request.metafieldFacets.get(name)!
   const counts = await metafieldFacet(
     db,
     storeId,
-    definitionId,
+    id,
     matchingProductIds(db, storeId, request, name),
     2_147_483_647,
+    owner,
   )
   return (counts as MetafieldFacetCount[]).sort(byCountThenJsonValue).slice(0, limit)
 }

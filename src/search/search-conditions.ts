@@ -132,16 +132,21 @@ export function conditions(
   return all
 }
 
-/** The ids of the request's products but the facet `exceptFacet`'s own filter: a subquery. */
+/**
+ * The ids (`id`) of the request's products but the facet `exceptFacet`'s own filter: a
+ * subquery; undefined when that is every product of the store (no other condition).
+ */
 export function matchingProductIds(
   db: Executor,
   storeId: string,
   request: SearchRequest,
   exceptFacet: string,
-): RawBuilder<unknown> {
+): RawBuilder<unknown> | undefined {
   const on = sideOf(request)
   const where = conditions(db, storeId, request, { exceptFacet, on })
-  return sql`select ${columnOf(on, 'id')} from ${tableOf(on)} where ${sql.join(where, sql` and `)}`
+  if (where.length === 1) return undefined
+  return sql`select ${columnOf(on, 'id')} as id from ${tableOf(on)}
+    where ${sql.join(where, sql` and `)}`
 }
 
 /** A filter's or facet's name as they are matched to each other: option names without case. */

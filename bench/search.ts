@@ -13,7 +13,8 @@
  *   --keep leaves the loaded store (its URL is printed) for EXPLAIN and profiling
  *   (search-breakdown.ts); --no-latency, --no-http skip those parts
  *   --store <URL> times the latency table again on a kept store (its --products given), after
- *   applying the migrations it lacks (timed): before and after a change, back to back
+ *   applying the migrations it lacks (timed): before and after a change, back to back;
+ *   --metafields times only issue 35's queries (filters and facets of attributes)
  */
 import { spawnSync } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
@@ -426,7 +427,11 @@ async function latencyTable(database: Database, count: number, runs: number) {
     `\n| ${dialect} (${count.toLocaleString('en')} products) | matches | p50 ms | p95 ms | p99 ms | ${dialect === 'postgres' ? 'ILIKE' : 'LIKE'} p50 ms | ratio |`,
   )
   console.log('| --- | --- | --- | --- | --- | --- | --- |')
-  for (const c of queries()) {
+  // --metafields: issue 35's queries alone.
+  const metafieldsOnly = args.includes('--metafields')
+  for (const c of queries().filter(
+    (c) => !metafieldsOnly || JSON.stringify(c.query).includes('metafield.'),
+  )) {
     const first = await listProducts(database, STORE, { ...c.query, limit: 50 })
     const t = await time(runs, () => listProducts(database, STORE, { ...c.query, limit: 50 }))
     let like = ''
@@ -441,6 +446,7 @@ async function latencyTable(database: Database, count: number, runs: number) {
       `| ${c.label} | ${matched} | ${t.p50.toFixed(1)} | ${t.p95.toFixed(1)} | ${t.p99.toFixed(1)} | ${like} | ${ratio} |`,
     )
   }
+  if (metafieldsOnly) return
   const deep = await time(Math.max(3, Math.floor(runs / 20)), () =>
     pageFifty(database, { q: 'tag 17', sort: 'price' }),
   )

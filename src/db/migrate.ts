@@ -42,6 +42,7 @@ import * as postgresDefinitionStamps from './migrations/postgres/2026-11-30T04-m
 import * as sqliteDefinitionStamps from './migrations/sqlite/2026-11-30T04-metafield-definition-stamps.js'
 import * as postgresSearchKeys from './migrations/postgres/2026-11-30T05-search-keys.js'
 import * as sqliteSearchKeys from './migrations/sqlite/2026-11-30T05-search-keys.js'
+import * as sqliteSearchKeysWritten from './migrations/sqlite/2026-11-30T07-search-keys-written.js'
 import * as postgresCollectionSortIndexes from './migrations/postgres/2026-11-30T06-collection-sort-indexes.js'
 import * as sqliteCollectionSortIndexes from './migrations/sqlite/2026-11-30T06-collection-sort-indexes.js'
 
@@ -69,6 +70,7 @@ const MIGRATIONS: Record<Dialect, Record<string, Migration>> = {
     '2026-11-30T04-metafield-definition-stamps': sqliteDefinitionStamps,
     '2026-11-30T05-search-keys': sqliteSearchKeys,
     '2026-11-30T06-collection-sort-indexes': sqliteCollectionSortIndexes,
+    '2026-11-30T07-search-keys-written': sqliteSearchKeysWritten,
   },
   postgres: {
     '2026-11-21T00-initial': postgresInitial,

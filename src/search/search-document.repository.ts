@@ -158,7 +158,7 @@ async function refreshInTwoStatements(
  * Inserts (or replaces) SQLite documents with their product's search keys (decision 0033),
  * read from the product's row in the statement: no write path passes them, none can forget
  * them. One statement per piece; an existing document keeps its row (`doc`), as the FTS
- * index is kept by it.
+ * index is kept by it, and is not written when unchanged (its FTS entry would be rewritten).
  */
 async function insertDocuments(
   db: Executor,
@@ -180,6 +180,9 @@ async function insertDocuments(
     on conflict (store_id, product_id) do update set
       name_words = excluded.name_words, other_words = excluded.other_words,
       name_key = excluded.name_key, codes = excluded.codes
+      where (product_search.name_words, product_search.other_words, product_search.name_key,
+        product_search.codes) <> (excluded.name_words, excluded.other_words, excluded.name_key,
+        excluded.codes)
   `.execute(db)
 }
 

@@ -60,6 +60,14 @@ export interface ScenarioRun extends WindowFigures {
   stored?: { acknowledged: number; found: number }
 }
 
+/** The sections after the scenarios, in order, each once per dialect unless switched off. */
+const SECTIONS = [
+  ['webhooks', 'webhook deliveries', runWebhooks],
+  ['metafields', 'writes with 20 metafields and without', runMetafields],
+  ['scale', 'scale of the service', runScale],
+  ['scale', 'memory under a mix of all scenarios', runSoak],
+] as const
+
 async function bench(session: Session, dialects: Dialect[]): Promise<number> {
   const { config, context, found, log } = session
   const startedAt = new Date()
@@ -72,21 +80,11 @@ async function bench(session: Session, dialects: Dialect[]): Promise<number> {
     log('the service on PostgreSQL as one instance, then as two on one database')
     figures.push(...(await runInstances(session)))
   }
-  for (const dialect of config.webhooks ? dialects : []) {
-    log(`webhook deliveries of the service on ${dialect}`)
-    figures.push(...(await runWebhooks(session, dialect)))
-  }
-  for (const dialect of config.metafields ? dialects : []) {
-    log(`writes with 20 metafield values and without, on ${dialect}`)
-    figures.push(...(await runMetafields(session, dialect)))
-  }
-  for (const dialect of config.scale ? dialects : []) {
-    log(`scale of the service on ${dialect}`)
-    figures.push(...(await runScale(session, dialect)))
-  }
-  for (const dialect of config.scale ? dialects : []) {
-    log(`memory of the service on ${dialect} under a mix of all scenarios`)
-    figures.push(...(await runSoak(session, dialect)))
+  for (const [flag, what, run] of SECTIONS) {
+    for (const dialect of config[flag] ? dialects : []) {
+      log(`${what} on ${dialect}`)
+      figures.push(...(await run(session, dialect)))
+    }
   }
   const report = {
     startedAt: startedAt.toISOString(),

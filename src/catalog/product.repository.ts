@@ -74,13 +74,14 @@ export async function updateProductRowWithEvent(
 ): Promise<ProductRow> {
   if (!dialectOf(db).oneStatementWrites) {
     const updated = await updateProductRow(db, storeId, previous.id, changes)
-    await appendEvent(db, storeId, { type: 'product.updated', object: updated, previous }, event)
+    await appendEvent(db, storeId, { type: event.type, object: updated, previous }, event)
     return updated
   }
   const [row] = await updateProductAndEvent(
     db,
     storeId,
     previous.id,
+    event.type,
     event.id,
     event.createdAt,
     ...changes,
@@ -107,6 +108,7 @@ const updateProductAndEvent = precompiled(
     db: Executor,
     storeId: string,
     id: string,
+    eventType: string,
     eventId: string,
     eventAt: string,
     ...changes: ProductChanges
@@ -134,7 +136,7 @@ const updateProductAndEvent = precompiled(
         eventInStatement(
           'updated, old',
           storeId,
-          { type: 'product.updated', id: eventId, createdAt: eventAt },
+          { type: eventType, id: eventId, createdAt: eventAt },
           sql`to_json(updated)`,
           sql`to_json(old)`,
         ),

@@ -126,6 +126,29 @@ describeEachDialect(
       answer = await list(api, 'q=lamp&facets=vendor')
       assert.deepEqual(counts(answer.facets.vendor), { Acme: 1, Globex: 1, Initech: 1 })
 
+      // An import's create: its fields as written, with or without a variant.
+      const created = await importText(
+        api.database,
+        'store-a',
+        csv(
+          'Handle,Title,Vendor,Type,Status,Variant Price',
+          'eel-lamp,Eel lamp,Umbrella,Light,ACTIVE,',
+          'fen-lamp,Fen lamp,Umbrella,,DRAFT,2',
+        ),
+      )
+      assert.equal(created.errors?.length ?? 0, 0, JSON.stringify(created))
+      assert.deepEqual(await names(api, 'q=lamp&vendor=Umbrella&sort=-name'), [
+        'Fen lamp',
+        'Eel lamp',
+      ])
+      assert.deepEqual(await names(api, 'q=lamp&product_type=Light&status=active'), ['Eel lamp'])
+      // Created last, at one time (ties newest first).
+      assert.deepEqual((await names(api, 'q=lamp&sort=oldest')).slice(-2), ['Fen lamp', 'Eel lamp'])
+      answer = await list(api, 'q=lamp&vendor=Umbrella&facets=status')
+      assert.deepEqual(counts(answer.facets.status), { active: 1, draft: 1 })
+      await api.delete(`/products/${(await list(api, 'q=lamp&vendor=Umbrella')).data[0].id}`)
+      await api.delete(`/products/${(await list(api, 'q=lamp&vendor=Umbrella')).data[0].id}`)
+
       // A filter only the products hold (slug) reads them: same answers.
       assert.deepEqual(await names(api, `q=lamp&slug=${acme.slug}&facets=vendor`), ['Acme lamp'])
 

@@ -42,10 +42,11 @@ import * as postgresDefinitionStamps from './migrations/postgres/2026-11-30T04-m
 import * as sqliteDefinitionStamps from './migrations/sqlite/2026-11-30T04-metafield-definition-stamps.js'
 import * as postgresSearchKeys from './migrations/postgres/2026-11-30T05-search-keys.js'
 import * as sqliteSearchKeys from './migrations/sqlite/2026-11-30T05-search-keys.js'
+import * as sqliteSearchKeysWritten from './migrations/sqlite/2026-11-30T07-search-keys-written.js'
 import * as postgresCollectionSortIndexes from './migrations/postgres/2026-11-30T06-collection-sort-indexes.js'
 import * as sqliteCollectionSortIndexes from './migrations/sqlite/2026-11-30T06-collection-sort-indexes.js'
-import * as postgresMetafieldValuesByProduct from './migrations/postgres/2026-11-30T07-metafield-values-by-product.js'
-import * as sqliteMetafieldValuesByProduct from './migrations/sqlite/2026-11-30T07-metafield-values-by-product.js'
+import * as postgresMetafieldValuesByProduct from './migrations/postgres/2026-11-30T08-metafield-values-by-product.js'
+import * as sqliteMetafieldValuesByProduct from './migrations/sqlite/2026-11-30T08-metafield-values-by-product.js'
 
 /** Each dialect's migrations, by name; names sort in the order they are applied. */
 const MIGRATIONS: Record<Dialect, Record<string, Migration>> = {
@@ -71,7 +72,8 @@ const MIGRATIONS: Record<Dialect, Record<string, Migration>> = {
     '2026-11-30T04-metafield-definition-stamps': sqliteDefinitionStamps,
     '2026-11-30T05-search-keys': sqliteSearchKeys,
     '2026-11-30T06-collection-sort-indexes': sqliteCollectionSortIndexes,
-    '2026-11-30T07-metafield-values-by-product': sqliteMetafieldValuesByProduct,
+    '2026-11-30T07-search-keys-written': sqliteSearchKeysWritten,
+    '2026-11-30T08-metafield-values-by-product': sqliteMetafieldValuesByProduct,
   },
   postgres: {
     '2026-11-21T00-initial': postgresInitial,
@@ -99,7 +101,7 @@ const MIGRATIONS: Record<Dialect, Record<string, Migration>> = {
     '2026-11-30T04-metafield-definition-stamps': postgresDefinitionStamps,
     '2026-11-30T05-search-keys': postgresSearchKeys,
     '2026-11-30T06-collection-sort-indexes': postgresCollectionSortIndexes,
-    '2026-11-30T07-metafield-values-by-product': postgresMetafieldValuesByProduct,
+    '2026-11-30T08-metafield-values-by-product': postgresMetafieldValuesByProduct,
   },
 }
 

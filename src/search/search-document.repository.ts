@@ -2,6 +2,7 @@ import {
   searchableMetafieldTexts,
   searchableMetafieldTextsOf,
 } from '../attributes/metafield-search-text.js'
+import { sql } from 'kysely'
 import { dialectOf } from '../db/dialect.js'
 import type { Executor } from '../db/schema.js'
 import { inList, inPieces } from '../db/values.js'
@@ -154,6 +155,38 @@ async function refreshInTwoStatements(
 }
 
 /**
+ * Inserts (or replaces) SQLite documents with their product's search keys (decision 0033),
+ * read from the product's row in the statement: no write path passes them, none can forget
+ * them. One statement per piece; an existing document keeps its row (`doc`), as the FTS
+ * index is kept by it, and is not written when unchanged (its FTS entry would be rewritten).
+ */
+async function insertDocuments(
+  db: Executor,
+  storeId: string,
+  documents: readonly SearchDocument[],
+): Promise<void> {
+  const values = documents.map(
+    (d) => sql`(${d.productId}, ${d.nameWords}, ${d.otherWords}, ${d.nameKey}, ${d.codes})`,
+  )
+  // `where true`: without a WHERE, SQLite cannot tell an upsert's ON from a join's.
+  await sql`
+    insert into product_search (store_id, product_id, name_words, other_words, name_key, codes,
+      status, vendor, product_type, price_e4, created_at, updated_at)
+    select p.store_id, p.id, d.column2, d.column3, d.column4, d.column5,
+      p.status, p.vendor, p.product_type, p.price_e4, p.created_at, p.updated_at
+    from (values ${sql.join(values)}) d
+    join products p on p.store_id = ${storeId} and p.id = d.column1
+    where true
+    on conflict (store_id, product_id) do update set
+      name_words = excluded.name_words, other_words = excluded.other_words,
+      name_key = excluded.name_key, codes = excluded.codes
+      where (product_search.name_words, product_search.other_words, product_search.name_key,
+        product_search.codes) <> (excluded.name_words, excluded.other_words, excluded.name_key,
+        excluded.codes)
+  `.execute(db)
+}
+
+/**
  * Replaces the documents of `ids` by `documents` (those of ids without one are removed).
  * `fresh`: the products are new, with nothing to replace (a create). On PostgreSQL, one
  * statement (search-document.postgres.ts).
@@ -185,29 +218,7 @@ export async function writeSearchDocuments(
       .where(inList(db, 'product_id', 'uuid', ids))
       .execute()
   }
-  for (const piece of inPieces(documents, 6)) {
-    await db
-      .insertInto('product_search')
-      .values(
-        piece.map((document) => ({
-          store_id: storeId,
-          product_id: document.productId,
-          name_words: document.nameWords,
-          other_words: document.otherWords,
-          name_key: document.nameKey,
-          codes: document.codes,
-        })),
-      )
-      .onConflict((conflict) =>
-        conflict.columns(['store_id', 'product_id']).doUpdateSet((eb) => ({
-          name_words: eb.ref('excluded.name_words'),
-          other_words: eb.ref('excluded.other_words'),
-          name_key: eb.ref('excluded.name_key'),
-          codes: eb.ref('excluded.codes'),
-        })),
-      )
-      .execute()
-  }
+  for (const piece of inPieces(documents, 5)) await insertDocuments(db, storeId, piece)
   const facetRows = documents.flatMap((document) =>
     document.facetValues.map((facet) => ({
       store_id: storeId,

@@ -1,2 +1,0 @@
-// The same statements on both databases.
-export { down, up } from '../2026-11-30T07-metafield-values-by-product.js'

@@ -23,9 +23,12 @@ export interface PendingEvent {
   createdAt: string
 }
 
-/** The event a change emits, stamped now: the service decides it, a repository writes it. */
-export function pendingEvent(type: EventType): PendingEvent {
-  return { type, id: newId(), createdAt: nowIso() }
+/**
+ * The event a change emits, stamped now (or at `createdAt`, the time of the change's rows): the
+ * service decides it, a repository writes it.
+ */
+export function pendingEvent(type: EventType, createdAt: string = nowIso()): PendingEvent {
+  return { type, id: newId(), createdAt }
 }
 
 /** An event's row as the outbox writes it: the record's row after the change (before it, for a delete). */
@@ -121,7 +124,7 @@ const insertEventRow = precompiled(
       .values({ store_id: storeId, id, type, object, previous, created_at: createdAt }),
 )
 
-/** Appends events in the order given, several in one statement: an import's batch. */
+/** Appends events in the order given, several in one statement: a bulk create's. */
 export async function appendEvents(db: Executor, events: readonly NewEvent[]): Promise<void> {
   await insertRows(
     db,

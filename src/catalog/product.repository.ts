@@ -2,7 +2,7 @@ import { sql } from 'kysely'
 import { dialectOf } from '../db/dialect.js'
 import { precompiled } from '../db/precompiled.js'
 import type { Executor, ProductRow } from '../db/schema.js'
-import { appendEvent, eventInStatement, type PendingEvent } from '../events/outbox.js'
+import { eventInStatement, eventRow, writeEventRow, type PendingEvent } from '../events/outbox.js'
 import type { FieldValues } from './product.columns.js'
 import { productSlugs } from './slug-claims.js'
 
@@ -61,9 +61,10 @@ export async function updateProductRow(
 }
 
 /**
- * updateProductRow with the product.updated `event` appended (the row before and after): on
- * PostgreSQL in the same statement, as the one-statement PATCH appends it (the product is
- * locked, so the statement's `old` is the row the caller read); on SQLite two statements.
+ * updateProductRow with `event` (the service's product.updated) appended, the row before and
+ * after: on PostgreSQL in the same statement, as the one-statement PATCH appends it (the
+ * product is locked, so the statement's `old` is the row the caller read); on SQLite two
+ * statements.
  */
 export async function updateProductRowWithEvent(
   db: Executor,
@@ -74,13 +75,14 @@ export async function updateProductRowWithEvent(
 ): Promise<ProductRow> {
   if (!dialectOf(db).oneStatementWrites) {
     const updated = await updateProductRow(db, storeId, previous.id, changes)
-    await appendEvent(db, storeId, { type: 'product.updated', object: updated, previous }, event)
+    await writeEventRow(db, eventRow(storeId, event, updated, previous))
     return updated
   }
   const [row] = await updateProductAndEvent(
     db,
     storeId,
     previous.id,
+    event.type,
     event.id,
     event.createdAt,
     ...changes,
@@ -107,6 +109,7 @@ const updateProductAndEvent = precompiled(
     db: Executor,
     storeId: string,
     id: string,
+    eventType: string,
     eventId: string,
     eventAt: string,
     ...changes: ProductChanges
@@ -134,7 +137,7 @@ const updateProductAndEvent = precompiled(
         eventInStatement(
           'updated, old',
           storeId,
-          { type: 'product.updated', id: eventId, createdAt: eventAt },
+          { type: eventType, id: eventId, createdAt: eventAt },
           sql`to_json(updated)`,
           sql`to_json(old)`,
         ),

@@ -1,11 +1,9 @@
 import { insertNewIndexRows, type NewIndexRow } from '../attributes/metafield-value.repository.js'
 import type { MergedMetafields } from '../attributes/metafield-values.js'
-import { lockRulesForProductWrites, refreshMemberships } from '../collections/membership.js'
 import type { NewVariantRow } from '../db/schema.js'
-import { inTransaction } from '../db/transactions.js'
 import { nowIso } from '../db/values.js'
 import { appendEvents, eventRow, pendingEvent, type NewEvent } from '../events/outbox.js'
-import { refreshSearchDocuments } from '../search/search-document.repository.js'
+import { afterProductWrite } from './after-product-write.js'
 import {
   MAX_POSITION,
   type CreateProductInput,
@@ -62,19 +60,18 @@ export function createProductsWork(
   storeId: string,
   products: readonly NewProductWithVariants[],
 ): Work<string[]> {
-  return (db) =>
-    inTransaction(db, async (tx) => {
+  return afterProductWrite(
+    storeId,
+    { kind: 'written', products: (ids) => ids, created: true },
+    async (db) => {
       const { rows, variants, indexed, events } = newRows(storeId, products)
-      const rulesState = await lockRulesForProductWrites(tx, storeId)
-      await insertProductsWithSlugsSetByHand(tx, storeId, rows)
-      await insertNewVariantRows(tx, variants)
-      await insertNewIndexRows(tx, storeId, indexed)
-      await appendEvents(tx, events)
-      const ids = rows.map(({ row }) => row.id)
-      await refreshSearchDocuments(tx, storeId, ids)
-      await refreshMemberships(tx, storeId, ids, rulesState)
-      return ids
-    })
+      await insertProductsWithSlugsSetByHand(db, storeId, rows)
+      await insertNewVariantRows(db, variants)
+      await insertNewIndexRows(db, storeId, indexed)
+      await appendEvents(db, events)
+      return rows.map(({ row }) => row.id)
+    },
+  )
 }
 
 /** The rows of a bulk create, its filter index rows and its events, in their order. */

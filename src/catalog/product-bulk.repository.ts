@@ -26,7 +26,7 @@ export const PRODUCT_COLUMNS = [
   'metafields',
 ] as const satisfies readonly (keyof ProductRow)[]
 
-/** A product as a bulk create inserts it: its row with its variants already counted, its tag keys. */
+/** A product as a bulk create inserts it: its row, its variants already counted; its tag keys. */
 export interface CountedNewProduct {
   row: ProductRow & { tags: string; images: string; created_at: string; updated_at: string }
   tagKeys: string[]

@@ -1,4 +1,3 @@
-import { keepingMemberships } from '../collections/membership.js'
 import {
   indexMetafields,
   mergeMetafields,
@@ -9,7 +8,7 @@ import { violatedUniqueConstraint } from '../db/driver-errors.js'
 import type { Executor } from '../db/schema.js'
 import { newId, nowIso } from '../db/values.js'
 import { appendEvent, pendingEvent } from '../events/outbox.js'
-import { withNewProductDocument } from '../search/search-documents.js'
+import { afterProductWrite } from './after-product-write.js'
 import { rowToProduct } from './catalog.mappers.js'
 import { type CreateProductInput } from './catalog.schemas.js'
 import { type Product } from './catalog-records.schemas.js'
@@ -34,15 +33,10 @@ export function createProductWork(
   input: CreateProductInput,
   slug?: string,
 ): Work<Product> {
-  return keepingMemberships(
+  return afterProductWrite(
     storeId,
-    withNewProductDocument(
-      storeId,
-      (product) => ({ ...product, product_type: product.productType }),
-      (db) => createProductIn(db, storeId, input, slug),
-    ),
-    (product) => product.id,
-    true,
+    { kind: 'created', product: (product) => ({ ...product, product_type: product.productType }) },
+    (db) => createProductIn(db, storeId, input, slug),
   )
 }
 

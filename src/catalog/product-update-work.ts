@@ -1,4 +1,3 @@
-import { keepingMemberships } from '../collections/membership.js'
 import {
   indexMetafields,
   mergeMetafields,
@@ -11,7 +10,7 @@ import type { Executor, ProductRow } from '../db/schema.js'
 import { isUuid, nowIso } from '../db/values.js'
 import { pendingEvent } from '../events/outbox.js'
 import { ifMatchVersions } from '../http/conditional.js'
-import { withSearchDocuments } from '../search/search-documents.js'
+import { afterProductWrite } from './after-product-write.js'
 import { rowToProduct } from './catalog.mappers.js'
 import { type UpdateProductInput } from './catalog.schemas.js'
 import { type Product } from './catalog-records.schemas.js'
@@ -44,15 +43,10 @@ export function updateProductWork(
   patch: UpdateProductInput,
   ifMatch: string | undefined,
 ): Work<Product> {
-  return keepingMemberships(
+  return afterProductWrite(
     storeId,
-    withSearchDocuments(
-      storeId,
-      (product) => [product.id],
-      updateProductUnit(storeId, id, patch, ifMatch),
-      true,
-    ),
-    (product) => product.id,
+    { kind: 'written', products: (product) => [product.id], locked: true },
+    updateProductUnit(storeId, id, patch, ifMatch),
   )
 }
 

@@ -1,9 +1,9 @@
-import { keepingMemberships, leaveEveryCollection } from '../collections/membership.js'
+import { leaveEveryCollection } from '../collections/membership.js'
 import type { Database } from '../db/database.js'
 import { isUuid } from '../db/values.js'
 import { productNotFound } from '../errors.js'
 import { appendEvent } from '../events/outbox.js'
-import { withSearchDocuments } from '../search/search-documents.js'
+import { afterProductWrite } from './after-product-write.js'
 import { rowToProduct, rowToVariant } from './catalog.mappers.js'
 import { type CreateProductInput } from './catalog.schemas.js'
 import { type Product, type ProductWithVariants } from './catalog-records.schemas.js'
@@ -38,21 +38,16 @@ export function deleteProductWork(
   id: string,
   ifMatch: string | undefined,
 ): Work<Deleted> {
-  return keepingMemberships(
+  return afterProductWrite(
     storeId,
-    withSearchDocuments(
-      storeId,
-      (deleted) => [deleted.id],
-      async (db) => {
-        const row = await lockProduct(db, storeId, id, ifMatch)
-        await leaveEveryCollection(db, storeId, row.id)
-        await deleteProductRow(db, storeId, row.id)
-        await appendEvent(db, storeId, { type: 'product.deleted', object: row })
-        return { id: row.id, deleted: true }
-      },
-      true,
-    ),
-    () => undefined,
+    { kind: 'deleted', product: (deleted) => deleted.id },
+    async (db) => {
+      const row = await lockProduct(db, storeId, id, ifMatch)
+      await leaveEveryCollection(db, storeId, row.id)
+      await deleteProductRow(db, storeId, row.id)
+      await appendEvent(db, storeId, { type: 'product.deleted', object: row })
+      return { id: row.id, deleted: true }
+    },
   )
 }
 

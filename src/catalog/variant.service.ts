@@ -1,4 +1,3 @@
-import { keepingMemberships } from '../collections/membership.js'
 import {
   indexMetafields,
   mergeMetafields,
@@ -8,13 +7,12 @@ import {
   type MetafieldValues,
 } from '../attributes/metafield-values.js'
 import { inTransaction, type Database } from '../db/database.js'
-import { refreshSearchDocuments } from '../search/search-document.repository.js'
-import { withSearchDocuments } from '../search/search-documents.js'
 import type { Executor } from '../db/schema.js'
 import { isUuid, newId, nowIso } from '../db/values.js'
 import { productNotFound, variantNotFound } from '../errors.js'
 import { appendEvent, pendingEvent } from '../events/outbox.js'
 import { ifMatchAllows, ifMatchVersions } from '../http/conditional.js'
+import { afterProductWrite } from './after-product-write.js'
 import { rowToVariant } from './catalog.mappers.js'
 import {
   MAX_POSITION,
@@ -63,17 +61,13 @@ export function addVariantWork(
   productId: string,
   input: CreateVariantInput,
 ): Work<Variant> {
-  return keepingMemberships(
+  return afterProductWrite(
     storeId,
-    withSearchDocuments(
-      storeId,
-      (variant) => [variant.productId],
-      async (db) => {
-        if (!isUuid(productId)) throw productNotFound()
-        return addVariantIn(db, storeId, productId.toLowerCase(), input)
-      },
-    ),
-    (variant) => variant.productId,
+    { kind: 'written', products: (variant) => [variant.productId] },
+    async (db) => {
+      if (!isUuid(productId)) throw productNotFound()
+      return addVariantIn(db, storeId, productId.toLowerCase(), input)
+    },
   )
 }
 
@@ -163,14 +157,10 @@ export function updateVariantWork(
   patch: UpdateVariantInput,
   ifMatch: string | undefined,
 ): Work<Variant> {
-  return keepingMemberships(
+  return afterProductWrite(
     storeId,
-    withSearchDocuments(
-      storeId,
-      (variant) => [variant.productId],
-      updateVariantUnit(storeId, productId, variantId, patch, ifMatch),
-    ),
-    (variant) => variant.productId,
+    { kind: 'written', products: (variant) => [variant.productId] },
+    updateVariantUnit(storeId, productId, variantId, patch, ifMatch),
   )
 }
 
@@ -280,8 +270,9 @@ export function deleteVariantWork(
   ifMatch: string | undefined,
 ): Work<Deleted> {
   let product: string | undefined
-  return keepingMemberships(
+  return afterProductWrite(
     storeId,
+    { kind: 'written', products: () => (product === undefined ? [] : [product]) },
     async (db) => {
       const locked = await lockVariant(db, storeId, productId, variantId, ifMatch)
       product = locked.product
@@ -294,10 +285,8 @@ export function deleteVariantWork(
       )
       await touchProductForVariants(db, storeId, locked.product, nowIso())
       await appendEvent(db, storeId, { type: 'variant.deleted', object: locked.current })
-      await refreshSearchDocuments(db, storeId, [locked.product])
       return { id: locked.current.id, deleted: true }
     },
-    () => product,
   )
 }
 

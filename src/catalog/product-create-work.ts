@@ -1,9 +1,4 @@
-import {
-  indexMetafields,
-  mergeMetafields,
-  type MetafieldValues,
-} from '../attributes/metafield-values.js'
-import { inTransaction } from '../db/database.js'
+import { indexMetafields, mergeMetafields } from '../attributes/metafield-values.js'
 import { violatedUniqueConstraint } from '../db/driver-errors.js'
 import type { Executor } from '../db/schema.js'
 import { newId, nowIso } from '../db/values.js'
@@ -13,13 +8,15 @@ import { rowToProduct } from './catalog.mappers.js'
 import { type CreateProductInput } from './catalog.schemas.js'
 import { type Product } from './catalog-records.schemas.js'
 import { toStoredAmount, toStoredAmountOrNull } from './money.js'
-import {
-  insertProductWithSlugSetByHand,
-  insertProductWithUniqueSlug,
-} from './product.repository.js'
 import { duplicateSlug, type Work } from './product-write.js'
 import { normalizeImages, tagKeysJson, uniqueTags } from './record-fields.js'
 import { slugify } from './slug.js'
+import {
+  insertProductWithSlugSetByHand,
+  insertProductWithUniqueSlug,
+} from './product-create.repository.js'
+import { type MetafieldValues } from '../attributes/metafield-types.js'
+import { inTransaction } from '../db/transactions.js'
 
 /** The unit of work of a product's create (POST /products, an import's new product). */
 

@@ -2,9 +2,7 @@ import {
   indexMetafields,
   mergeMetafields,
   type MergedMetafields,
-  type MetafieldValues,
 } from '../attributes/metafield-values.js'
-import { inTransaction } from '../db/database.js'
 import { violatedUniqueConstraint } from '../db/driver-errors.js'
 import type { Executor, ProductRow } from '../db/schema.js'
 import { isUuid, nowIso } from '../db/values.js'
@@ -17,15 +15,16 @@ import { type Product } from './catalog-records.schemas.js'
 import { toStoredAmount, toStoredAmountOrNull } from './money.js'
 import {
   claimSlugSetByHand,
-  patchProductInOneStatement,
-  replaceProductTags,
   updateProductRowWithEvent,
-  type OneStatementChanges,
   type ProductChanges,
 } from './product.repository.js'
 import { duplicateSlug, lockProduct, type Work } from './product-write.js'
 import { normalizeImages, tagKey, tagKeysJson, uniqueTags } from './record-fields.js'
 import { checkTransition, statusesBarredFrom } from './transitions.js'
+import { patchProductInOneStatement, type OneStatementChanges } from './product-patch.repository.js'
+import { replaceProductTags } from './product-tags.repository.js'
+import { type MetafieldValues } from '../attributes/metafield-types.js'
+import { inTransaction } from '../db/transactions.js'
 
 /**
  * The unit of work of a PATCH: a JSON Merge Patch of the product's fields. The checks run in

@@ -10,19 +10,14 @@ import { type Product, type ProductWithVariants } from './catalog-records.schema
 import { createProductWork } from './product-create-work.js'
 import { deleteProductRow } from './product.repository.js'
 import { lockProduct, type Deleted, type Work } from './product-write.js'
-import { findProductWithVariants } from './variant.repository.js'
+import { findProductWithVariants } from './variant-read.repository.js'
 
 /**
  * The product service: what the routes call. The units of work of a create and of a PATCH
  * are in product-create-work.ts and product-update-work.ts (an import runs them in its own
- * writes), what every product write shares in product-write.ts; they are exported from here
- * too.
+ * writes), what every product write shares in product-write.ts, the list in
+ * src/search/search.service.ts.
  */
-export { createProductWork, newProductRow } from './product-create-work.js'
-export { updateProductWork } from './product-update-work.js'
-export { lockProduct, preconditionFailed, type Deleted, type Work } from './product-write.js'
-// The list moved to search (src/search/search.service.ts); its callers import it from here too.
-export { listProducts } from '../search/search.service.js'
 
 export function createProduct(
   database: Database,

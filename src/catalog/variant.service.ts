@@ -1,12 +1,10 @@
 import {
   indexMetafields,
   mergeMetafields,
-  storedMetafields,
   unindexRecord,
   type MergedMetafields,
-  type MetafieldValues,
 } from '../attributes/metafield-values.js'
-import { inTransaction, type Database } from '../db/database.js'
+import { type Database } from '../db/database.js'
 import type { Executor } from '../db/schema.js'
 import { isUuid, newId, nowIso } from '../db/values.js'
 import { productNotFound, variantNotFound } from '../errors.js'
@@ -21,29 +19,21 @@ import {
 } from './catalog.schemas.js'
 import { type Variant } from './catalog-records.schemas.js'
 import { toStoredAmount, toStoredAmountOrNull } from './money.js'
-import {
-  getProduct,
-  lockProduct,
-  preconditionFailed,
-  type Deleted,
-  type Work,
-} from './product.service.js'
+import { getProduct } from './product.service.js'
 import { touchProductForVariants } from './product.repository.js'
 import {
   deleteVariantRow,
-  findVariant,
-  findVariantBySku,
   insertVariantIntoProduct,
-  patchVariantInOneStatement,
   updateVariantRow,
-  type VariantFields,
 } from './variant.repository.js'
 import { conflictError, positionOverflow, skuFirstConflict } from './variant-conflicts.js'
 import { mergeVariant, optionsKey, sameFields } from './variant-merge.js'
-
-// The import reads these from here.
-export { DUPLICATE_OPTIONS_MESSAGE } from './variant-conflicts.js'
-export { optionsKey } from './variant-merge.js'
+import { lockProduct, preconditionFailed, type Deleted, type Work } from './product-write.js'
+import { findVariant, findVariantBySku } from './variant-read.repository.js'
+import { patchVariantInOneStatement } from './variant-patch.repository.js'
+import { type VariantFields } from './variant.columns.js'
+import { storedMetafields, type MetafieldValues } from '../attributes/metafield-types.js'
+import { inTransaction } from '../db/transactions.js'
 
 export function addVariant(
   database: Database,

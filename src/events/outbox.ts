@@ -1,6 +1,6 @@
 import { sql, type RawBuilder } from 'kysely'
 import { insertRows } from '../db/multi-row-insert.js'
-import { precompiled } from '../db/precompiled.js'
+import { statement } from '../db/statements.js'
 import type { Executor } from '../db/schema.js'
 import { newId, nowIso } from '../db/values.js'
 import type { EventType } from './event-types.js'
@@ -109,7 +109,7 @@ export async function writeEventRow(db: Executor, event: NewEvent): Promise<void
   )
 }
 
-const insertEventRow = precompiled(
+const insertEventRow = statement(
   (
     db: Executor,
     storeId: string,

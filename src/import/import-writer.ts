@@ -8,13 +8,14 @@ import {
   creatableTogether,
   type NewProductWithVariants,
 } from '../catalog/product-bulk-create-work.js'
-import { createProductWork, updateProductWork } from '../catalog/product.service.js'
 import { addVariantWork, updateVariantWork } from '../catalog/variant.service.js'
 import type { DB, Executor } from '../db/schema.js'
 import { refusal } from './import-errors.js'
 import { failed, type Outcome } from './import-outcome.js'
 import type { ProductPlan } from './import-plan.js'
 import type { MappedProduct } from './product-mapping.js'
+import { createProductWork } from '../catalog/product-create-work.js'
+import { updateProductWork } from '../catalog/product-update-work.js'
 
 /**
  * The writes of a plan: the services' units of work, in the caller's transaction. A refusal

@@ -1,6 +1,12 @@
 import assert from 'node:assert/strict'
-import { it } from 'node:test'
-import { buildTestApi, describeEachDialect, expectError, type TestApi } from './helpers.js'
+import { describe, it } from 'node:test'
+import {
+  buildTestApi,
+  describeEachDialect,
+  expectError,
+  POSTGRES_URL,
+  type TestApi,
+} from './helpers.js'
 
 /**
  * A product attribute that a smart collection's rule names stays filterable (decision 0045):
@@ -126,4 +132,31 @@ describeEachDialect('a smart rule on a filterable attribute', (dialect) => {
     assert.equal(patched.statusCode, 200, patched.body)
     assert.deepEqual(await members(api, collection.id), ['Linen coat, long'])
   })
+})
+
+describe('a smart rule and the filterable switch at once [postgres]', () => {
+  it(
+    'of a collection naming an attribute and the attribute turned unfilterable, one is refused',
+    { skip: POSTGRES_URL ? false : 'TEST_POSTGRES_URL is not set' },
+    async (t) => {
+      const api = await buildTestApi(t, 'postgres')
+      for (let round = 0; round < 20; round++) {
+        const key = `material_${round}`
+        const definition = await define(api, { key })
+        const [created, switched] = await Promise.all([
+          api.post('/collections', {
+            title: `Linen ${round}`,
+            rules: [{ field: `metafield.custom.${key}`, relation: 'equals', value: 'linen' }],
+          }),
+          api.request('PATCH', `/metafield-definitions/${definition.id}`, {
+            body: { filterable: false },
+          }),
+        ])
+        const succeeded = [created, switched].filter((res) => res.statusCode === 200)
+        assert.equal(succeeded.length, 1, `round ${round}: ${created.body} ${switched.body}`)
+        const read = (await api.get(`/metafield-definitions/${definition.id}`)).json().data
+        assert.equal(read.filterable, created.statusCode === 200)
+      }
+    },
+  )
 })

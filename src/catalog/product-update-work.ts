@@ -13,15 +13,16 @@ import { rowToProduct } from './catalog.mappers.js'
 import { type UpdateProductInput } from './catalog.schemas.js'
 import { type Product } from './catalog-records.schemas.js'
 import { toStoredAmount, toStoredAmountOrNull } from './money.js'
+import { mergeProduct, sameFields, sentColumns, type PatchableFields } from './product-merge.js'
 import {
   claimSlugSetByHand,
   updateProductRowWithEvent,
   type ProductChanges,
 } from './product.repository.js'
 import { duplicateSlug, lockProduct, type Work } from './product-write.js'
-import { normalizeImages, tagKey, tagKeysJson, uniqueTags } from './record-fields.js'
+import { tagKey, tagKeysJson } from './record-fields.js'
 import { checkTransition, statusesBarredFrom } from './transitions.js'
-import { patchProductInOneStatement, type OneStatementChanges } from './product-patch.repository.js'
+import { patchProductInOneStatement } from './product-patch.repository.js'
 import { replaceProductTags } from './product-tags.repository.js'
 import { type MetafieldValues } from '../attributes/metafield-types.js'
 import { inTransaction } from '../db/transactions.js'
@@ -62,7 +63,7 @@ function updateProductUnit(
       const row = await patchProductInOneStatement(db, {
         storeId,
         id: id.toLowerCase(),
-        changes: oneStatementChanges(patch),
+        changes: sentColumns(patch),
         versions: ifMatchVersions(ifMatch),
         statusesBarred: patch.status ? statusesBarredFrom(patch.status) : [],
         updatedAt: nowIso(),
@@ -71,30 +72,6 @@ function updateProductUnit(
       if (row) return rowToProduct(row)
     }
     return inTransaction(db, (tx) => updateProductIn(tx, storeId, id, patch, ifMatch))
-  }
-}
-
-/**
- * A patch's values as the product's columns hold them, for the one-statement path. The
- * statement compares them with the stored ones as they are, so they are stored as a create
- * would store them.
- */
-function oneStatementChanges(patch: UpdateProductInput): OneStatementChanges {
-  const amount = (value: number | null | undefined) =>
-    value === undefined ? undefined : toStoredAmountOrNull(value)
-  return {
-    name: patch.name,
-    description: patch.description,
-    status: patch.status,
-    price_e4: amount(patch.price),
-    compare_at_price_e4: amount(patch.compare_at_price),
-    sku: patch.sku,
-    barcode: patch.barcode,
-    tax_rate: patch.tax_rate,
-    vendor: patch.vendor,
-    product_type: patch.product_type,
-    images:
-      patch.images === undefined ? undefined : JSON.stringify(normalizeImages(patch.images ?? [])),
   }
 }
 
@@ -149,39 +126,6 @@ async function mergeProductMetafields(
   if (sent === undefined) return undefined
   const patch = sent ?? Object.fromEntries(Object.keys(current).map((key) => [key, null]))
   return mergeMetafields(db, storeId, 'product', current, patch)
-}
-
-/** The fields a merge patch may change, with the values a patch gives them. */
-type PatchableFields = Omit<Product, 'id' | 'version' | 'createdAt' | 'updatedAt'>
-
-function mergeProduct(current: Product, patch: UpdateProductInput): PatchableFields {
-  const pick = <T>(sent: T | null | undefined, stored: T, cleared: T): T =>
-    sent === undefined ? stored : sent === null ? cleared : sent
-  return {
-    name: patch.name ?? current.name,
-    slug: patch.slug ?? current.slug,
-    status: patch.status ?? current.status,
-    description: pick(patch.description, current.description, null),
-    price: patch.price ?? current.price,
-    compareAtPrice: pick(patch.compare_at_price, current.compareAtPrice, null),
-    sku: pick(patch.sku, current.sku, null),
-    barcode: pick(patch.barcode, current.barcode, null),
-    taxRate: pick(patch.tax_rate, current.taxRate, null),
-    vendor: pick(patch.vendor, current.vendor, null),
-    productType: pick(patch.product_type, current.productType, null),
-    tags: patch.tags === undefined ? current.tags : uniqueTags(patch.tags ?? []),
-    images: patch.images === undefined ? current.images : normalizeImages(patch.images ?? []),
-    metafields: current.metafields,
-  }
-}
-
-/** Whether every field of `next` is what `current` holds: lists and images compared whole. */
-function sameFields(current: Product, next: PatchableFields): boolean {
-  return (Object.keys(next) as (keyof PatchableFields)[]).every((field) =>
-    field === 'tags' || field === 'images' || field === 'metafields'
-      ? JSON.stringify(current[field]) === JSON.stringify(next[field])
-      : Object.is(current[field], next[field]) || current[field] === next[field],
-  )
 }
 
 function sameTags(a: readonly string[], b: readonly string[]): boolean {

@@ -2,7 +2,7 @@ import { sql } from 'kysely'
 import { dialectOf } from '../db/dialect.js'
 import { statement } from '../db/statements.js'
 import type { Executor, ProductRow } from '../db/schema.js'
-import { eventInStatement, eventRow, writeEventRow, type PendingEvent } from '../events/outbox.js'
+import { appendEvent, eventInStatement, type PendingEvent } from '../events/outbox.js'
 import type { FieldValues } from './product.columns.js'
 import { productSlugs } from './slug-claims.js'
 
@@ -54,10 +54,9 @@ export async function updateProductRow(
 }
 
 /**
- * updateProductRow with `event` (the service's product.updated) appended, the row before and
- * after: on PostgreSQL in the same statement, as the one-statement PATCH appends it (the
- * product is locked, so the statement's `old` is the row the caller read); on SQLite two
- * statements.
+ * updateProductRow with the product.updated `event` appended (the row before and after): on
+ * PostgreSQL in the same statement, as the one-statement PATCH appends it (the product is
+ * locked, so the statement's `old` is the row the caller read); on SQLite two statements.
  */
 export async function updateProductRowWithEvent(
   db: Executor,
@@ -68,7 +67,7 @@ export async function updateProductRowWithEvent(
 ): Promise<ProductRow> {
   if (!dialectOf(db).oneStatementWrites) {
     const updated = await updateProductRow(db, storeId, previous.id, changes)
-    await writeEventRow(db, eventRow(storeId, event, updated, previous))
+    await appendEvent(db, storeId, { type: event.type, object: updated, previous }, event)
     return updated
   }
   const [row] = await updateProductAndEvent(

@@ -3,9 +3,11 @@ import type { UpdateVariantInput } from './catalog.schemas.js'
 import { toStoredAmount, toStoredAmountOrNull } from './money.js'
 import type { VariantFields } from './variant.columns.js'
 
-// The merge rule of a variant's PATCH (JSON Merge Patch of its fields), and what makes two
-// option sets the same. The transaction path of variant.service.ts runs it; PostgreSQL's
-// one-statement PATCH writes the same rule in SQL (variant-patch.repository.ts).
+// The merge rule of a variant's PATCH (JSON Merge Patch of its fields): a field sent replaces
+// the stored one, null clears it, a field not sent keeps it; and what makes two option sets the
+// same. sentColumns says, once, what each field sent becomes. The transaction path of
+// variant.service.ts merges it here; PostgreSQL's one-statement PATCH sends the same values to
+// a statement that applies the rule in SQL (variant-patch.repository.ts).
 
 /** The variant's columns a merge patch may change. */
 export type PatchableColumns = Pick<
@@ -13,24 +15,41 @@ export type PatchableColumns = Pick<
   'name' | 'sku' | 'barcode' | 'price_e4' | 'compare_at_price_e4' | 'position' | 'weight_grams'
 > & { options: string; metafields: string }
 
-/** The columns as `patch` leaves them: a field sent replaces the stored one, null clears it. */
-export function mergeVariant(current: VariantFields, patch: UpdateVariantInput): PatchableColumns {
-  const pick = <T>(sent: T | null | undefined, stored: T): T | null =>
-    sent === undefined ? stored : sent
+/** The columns a patch sends but the options and metafields; a column not sent is undefined. */
+export function sentColumns(
+  patch: UpdateVariantInput,
+): Partial<Omit<PatchableColumns, 'options' | 'metafields'>> {
   return {
-    name: patch.name ?? current.name,
-    sku: pick(patch.sku, current.sku),
-    barcode: pick(patch.barcode, current.barcode),
-    price_e4: patch.price === undefined ? current.price_e4 : toStoredAmount(patch.price),
+    name: patch.name,
+    sku: patch.sku,
+    barcode: patch.barcode,
+    price_e4: patch.price === undefined ? undefined : toStoredAmount(patch.price),
     compare_at_price_e4:
       patch.compare_at_price === undefined
-        ? current.compare_at_price_e4
+        ? undefined
         : toStoredAmountOrNull(patch.compare_at_price),
+    position: patch.position,
+    weight_grams: patch.weight_grams,
+  }
+}
+
+/** The columns as `patch` leaves them (its metafields are merged on their own). */
+export function mergeVariant(current: VariantFields, patch: UpdateVariantInput): PatchableColumns {
+  const next: PatchableColumns = {
+    name: current.name,
+    sku: current.sku,
+    barcode: current.barcode,
+    price_e4: current.price_e4,
+    compare_at_price_e4: current.compare_at_price_e4,
+    position: current.position,
+    weight_grams: current.weight_grams,
     options: mergeOptions(current.options, patch.options),
-    position: patch.position ?? current.position,
-    weight_grams: pick(patch.weight_grams, current.weight_grams),
     metafields: jsonText(current.metafields),
   }
+  for (const [column, value] of Object.entries(sentColumns(patch))) {
+    if (value !== undefined) Object.assign(next, { [column]: value })
+  }
+  return next
 }
 
 /**

@@ -27,7 +27,7 @@ import {
   updateVariantRow,
 } from './variant.repository.js'
 import { conflictError, positionOverflow, skuFirstConflict } from './variant-conflicts.js'
-import { mergeVariant, optionsKey, sameFields } from './variant-merge.js'
+import { mergeVariant, optionsKey, sameFields, sentColumns } from './variant-merge.js'
 import { lockProduct, preconditionFailed, type Deleted, type Work } from './product-write.js'
 import { findVariant, findVariantBySku } from './variant-read.repository.js'
 import { patchVariantInOneStatement } from './variant-patch.repository.js'
@@ -171,17 +171,7 @@ function updateVariantUnit(
           storeId,
           productId: productId.toLowerCase(),
           variantId: variantId.toLowerCase(),
-          changes: {
-            name: patch.name,
-            sku: patch.sku,
-            barcode: patch.barcode,
-            price_e4: patch.price === undefined ? undefined : toStoredAmount(patch.price),
-            compare_at_price_e4:
-              patch.compare_at_price === undefined
-                ? undefined
-                : toStoredAmountOrNull(patch.compare_at_price),
-            weight_grams: patch.weight_grams,
-          },
+          changes: sentColumns(patch),
           options: options && { text: JSON.stringify(options), key: optionsKey(options) },
           versions: ifMatchVersions(ifMatch),
           updatedAt: nowIso(),

@@ -77,13 +77,15 @@ export function createCollectionWork(
 ): Work<Collection> {
   return (db) =>
     inTransaction(db, async (tx) => {
+      // The lock comes first: a rule is checked against the attributes as they stand under
+      // it, so no `filterable` switch (which takes it too) slips between check and insert.
+      await lockForRulesChange(tx, storeId)
       const rules =
         input.rules == null
           ? null
           : checkRules(input.rules, await ruleAttributes(tx, storeId, input.rules))
       const kind = rules === null ? 'manual' : 'smart'
       const sortOrder = sortOrderOf(kind, input.sort_order)
-      await lockForRulesChange(tx, storeId)
       if ((await countCollections(tx, storeId)) >= MAX_COLLECTIONS) {
         throw validationFailed([
           { field: 'body', message: `a store has at most ${MAX_COLLECTIONS} collections` },

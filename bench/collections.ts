@@ -1,75 +1,49 @@
 /**
  * `npm run bench:collections`: what smart collections cost (docs/benchmarks.md, issue 36).
- * One run, in process (app.inject, CONCURRENCY requests in flight), per dialect:
+ * One run, in process (app.inject, 8 requests in flight), per dialect:
  *
  * - product creates and PATCHes per second in a store with 1,000 smart collections, against
  *   the same in a store with none (the ratio is the figure);
  * - a rules change (a smart collection's create) over BENCH_COLL_PRODUCTS products of which a
  *   tenth match, with the process's peak RSS growth;
- * - `GET /collections/:id/products` page 1 against page 1,000, for each sort order.
- *
+ * - `GET /collections/:id/products` page 1 against page 1,000, for each sort order;
  * - the count of the same rules' matches before saving (`POST /collections/preview`, 0053), the
  *   median of 5, against that rules change.
  *
- * Environment: BENCH_POSTGRES_URL (a server where a scratch schema is made and dropped; without
+ * Environment: BENCH_POSTGRES_URL (a server where a scratch database is made and dropped; without
  * it SQLite only), BENCH_COLL_WRITES (2,000), BENCH_COLL_PRODUCTS (200,000), BENCH_COLL_NONE=1
  * (only the rates of a store without collections: run it in a checkout of another commit too),
  * BENCH_COLL_PREVIEW=1 (only the preview against the rules change).
  */
 import { sql } from 'kysely'
-import type { Database, Dialect } from '../src/db/database.js'
-import { call, openStore, type Store } from './in-process-store.js'
+import type { Database } from '../src/db/database.js'
+import {
+  addSmartCollections,
+  call,
+  openStore,
+  productBody,
+  rate,
+  type Store,
+} from './in-process-store.js'
+import { createContext, type Context, type Dialect } from './servers.js'
+import { loadBenchConfig, runMain } from './support.js'
 
-const CONCURRENCY = 8
 const WRITES = Number(process.env.BENCH_COLL_WRITES ?? 2000)
 const PRODUCTS = Number(process.env.BENCH_COLL_PRODUCTS ?? 200_000)
 const SMART = 1000
 const PAGE = 20
 
-/** Requests per second of `count` calls of `make(i)`, CONCURRENCY at a time. */
-async function rate(count: number, make: (i: number) => Promise<unknown>): Promise<number> {
-  let next = 0
-  const started = performance.now()
-  await Promise.all(
-    Array.from({ length: CONCURRENCY }, async () => {
-      while (next < count) await make(next++)
-    }),
-  )
-  return count / ((performance.now() - started) / 1000)
-}
-
-/**
- * The rules of the i-th smart collection: one field each, in turn, so that a product matches a
- * handful of the 1,000 (its vendor's, its tag's, its name's, its price's), as a shop's do.
- */
-function smartRules(i: number) {
-  const kinds = [
-    { field: 'vendor', relation: 'equals', value: `Vendor ${i}` },
-    { field: 'tag', relation: 'equals', value: `tag-${i}` },
-    { field: 'price', relation: 'equals', value: i },
-    { field: 'name', relation: 'ends_with', value: `word${i}` },
-    { field: 'option.Color', relation: 'equals', value: `colour-${i}` },
-  ]
-  return [kinds[i % kinds.length]]
-}
-
-async function writeRates(dialect: Dialect, collections: number) {
-  const store = await openStore(dialect)
+async function writeRates(context: Context, dialect: Dialect, collections: number) {
+  const store = await openStore(context, dialect)
   try {
-    for (let i = 0; i < collections; i++) {
-      await call(store, 'POST', '/collections', { title: `Smart ${i}`, rules: smartRules(i) })
-    }
+    await addSmartCollections(store, collections)
     const ids: string[] = []
-    const body = (i: number) => ({
-      name: `Product word${i % 1500}`,
-      vendor: `Vendor ${i % 1500}`,
-      tags: [`tag-${i % 1500}`, 'bench'],
-      price: i % 1000,
-    })
     // Warm up: statements compiled, caches filled.
-    for (let i = 0; i < 50; i++) ids.push((await call(store, 'POST', '/products', body(i))).data.id)
+    for (let i = 0; i < 50; i++) {
+      ids.push((await call(store, 'POST', '/products', productBody(i))).data.id)
+    }
     const creates = await rate(WRITES, async (i) => {
-      ids.push((await call(store, 'POST', '/products', body(i))).data.id)
+      ids.push((await call(store, 'POST', '/products', productBody(i))).data.id)
     })
     const patches = await rate(WRITES, (i) =>
       call(store, 'PATCH', `/products/${ids[i % ids.length]}`, { price: (i * 7) % 1000 }),
@@ -118,8 +92,8 @@ async function previewMs(store: Store): Promise<number> {
   return times.sort((a, b) => a - b)[2]!
 }
 
-async function rulesChangeAndPages(dialect: Dialect, onlyPreview = false) {
-  const store = await openStore(dialect)
+async function rulesChangeAndPages(context: Context, dialect: Dialect, onlyPreview = false) {
+  const store = await openStore(context, dialect)
   try {
     await fillProducts(store.database, PRODUCTS)
     const previewMedianMs = await previewMs(store)
@@ -160,20 +134,23 @@ async function rulesChangeAndPages(dialect: Dialect, onlyPreview = false) {
   }
 }
 
-async function main() {
-  const dialects: Dialect[] = process.env.BENCH_POSTGRES_URL ? ['sqlite', 'postgres'] : ['sqlite']
-  for (const dialect of dialects) {
+await runMain('bench:collections', async (cleanup) => {
+  const config = loadBenchConfig()
+  const context = createContext(cleanup, config)
+  for (const dialect of config.postgresUrl
+    ? (['sqlite', 'postgres'] as const)
+    : ['sqlite' as const]) {
     if (process.env.BENCH_COLL_PREVIEW === '1') {
-      const preview = await rulesChangeAndPages(dialect, true)
+      const preview = await rulesChangeAndPages(context, dialect, true)
       console.log(JSON.stringify({ dialect, products: PRODUCTS, ...preview }))
       continue
     }
-    const none = await writeRates(dialect, 0)
+    const none = await writeRates(context, dialect, 0)
     if (process.env.BENCH_COLL_NONE === '1') {
       console.log(JSON.stringify({ dialect, writes: WRITES, none }))
       continue
     }
-    const many = await writeRates(dialect, SMART)
+    const many = await writeRates(context, dialect, SMART)
     console.log(
       JSON.stringify({
         dialect,
@@ -184,9 +161,8 @@ async function main() {
         patchRatio: +(many.patches / none.patches).toFixed(2),
       }),
     )
-    const pages = await rulesChangeAndPages(dialect)
+    const pages = await rulesChangeAndPages(context, dialect)
     console.log(JSON.stringify({ dialect, products: PRODUCTS, ...pages }, null, 1))
   }
-}
-
-await main()
+  return 0
+})

@@ -11,7 +11,7 @@ import { createDefinitionWork } from '../src/attributes/metafield-definition.ser
 import { createDatabase } from '../src/db/database.js'
 import { migrateToLatest } from '../src/db/migrate.js'
 import { cliImport, writeCatalogueCsv, type MetafieldColumnSpec } from './import-file.js'
-import { BENCH_METAFIELDS } from './scenarios.js'
+import { BENCH_METAFIELDS, METAFIELD_DEFINITIONS } from './scenarios.js'
 import { BENCH_STORE, scratchDatabase, settle, type Context, type Dialect } from './servers.js'
 import { ratio } from './support.js'
 
@@ -50,17 +50,8 @@ export async function importMetafields(
       const database = createDatabase(scratch.url)
       try {
         await migrateToLatest(database)
-        for (const { key, type, filterable } of BENCH_METAFIELDS) {
-          await database.write(
-            createDefinitionWork(BENCH_STORE, {
-              owner: 'product',
-              namespace: 'bench',
-              key,
-              type,
-              name: key,
-              filterable,
-            }),
-          )
+        for (const definition of METAFIELD_DEFINITIONS) {
+          await database.write(createDefinitionWork(BENCH_STORE, definition))
         }
         await settle(context)
         const run = await cliImport(context, scratch.url, files.get(arm.name)!, variants)

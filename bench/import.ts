@@ -32,6 +32,7 @@ import {
   writeFileSync,
 } from 'node:fs'
 import { readFile } from 'node:fs/promises'
+import { setTimeout as sleep } from 'node:timers/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import SqliteDatabase from '../src/db/sqlite-driver.js'
@@ -53,15 +54,7 @@ import {
   type Context,
   type Dialect,
 } from './servers.js'
-import {
-  apiClient,
-  childEnv,
-  loadBenchConfig,
-  ratio,
-  runCommand,
-  runMain,
-  sleepMs,
-} from './support.js'
+import { apiClient, childEnv, loadBenchConfig, ratio, runCommand, runMain } from './support.js'
 
 const short = process.argv.includes('--short') || process.env.BENCH_IMPORT_SHORT === '1'
 /** `-- --metafields-only`: only the figure of 20 metafield columns against none. */
@@ -297,7 +290,7 @@ async function apiDuringImport(context: Context, file: string) {
     const during = await measureWindow(arm, load, 8, 1, WINDOW_S)
     const stillRunning = (await status()).status === 'running'
     for (let now = await status(); ; now = await status()) {
-      if (now.status === 'running') await sleepMs(200)
+      if (now.status === 'running') await sleep(200)
       else if (now.status !== 'succeeded' || now.rowsFailed !== 0)
         throw new Error(`the HTTP import ended ${JSON.stringify(now)}`)
       else break

@@ -1,19 +1,14 @@
 /**
  * A migrated store of one dialect with the app on it, driven in process (app.inject), for the
  * benchmarks that time the service without HTTP: bench/collections.ts, bench/write-profile.ts.
- * SQLite in a temp dir; PostgreSQL in a scratch schema of BENCH_POSTGRES_URL, dropped by close.
+ * Its database is a scratch one of servers.ts, removed by close or by the run's cleanup.
  */
-import { randomBytes } from 'node:crypto'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import pg from 'pg'
 import { buildApp } from '../src/app.js'
 import { createApiKey } from '../src/auth/api-key.service.js'
-import { createDatabase, type Database, type Dialect } from '../src/db/database.js'
+import { createDatabase, type Database } from '../src/db/database.js'
 import { migrateToLatest } from '../src/db/migrate.js'
-
-const API = '/api/commerce/v1'
+import { API } from './scenarios.js'
+import { BENCH_STORE, scratchDatabase, type Context, type Dialect } from './servers.js'
 
 export interface Store {
   database: Database
@@ -22,31 +17,11 @@ export interface Store {
   close(): Promise<void>
 }
 
-export async function openStore(dialect: Dialect): Promise<Store> {
-  let url: string
-  let drop = async () => {}
-  if (dialect === 'sqlite') {
-    const dir = mkdtempSync(join(tmpdir(), 'bench-store-'))
-    url = `sqlite:${join(dir, 'catalog.db')}`
-    drop = async () => rmSync(dir, { recursive: true, force: true })
-  } else {
-    const admin = process.env.BENCH_POSTGRES_URL!
-    const schema = `bench_${randomBytes(5).toString('hex')}`
-    const run = async (text: string) => {
-      const client = new pg.Client({ connectionString: admin })
-      await client.connect()
-      await client.query(text)
-      await client.end()
-    }
-    await run(`create schema ${schema}`)
-    const u = new URL(admin)
-    u.searchParams.set('options', `-c search_path=${schema}`)
-    url = u.toString()
-    drop = () => run(`drop schema ${schema} cascade`)
-  }
-  const database = createDatabase(url)
+export async function openStore(context: Context, dialect: Dialect): Promise<Store> {
+  const scratch = await scratchDatabase(context, dialect)
+  const database = createDatabase(scratch.url)
   await migrateToLatest(database)
-  const { key } = await createApiKey(database, { store: 'bench', scopes: ['read', 'write'] })
+  const { key } = await createApiKey(database, { store: BENCH_STORE, scopes: ['read', 'write'] })
   // No rate limit: the figures are the service's, not the budget's.
   const app = buildApp({ database, rateLimit: { perMinute: 0 } })
   await app.ready()
@@ -57,7 +32,7 @@ export async function openStore(dialect: Dialect): Promise<Store> {
     close: async () => {
       await app.close()
       await database.close()
-      await drop()
+      await scratch.remove()
     },
   }
 }
@@ -76,3 +51,45 @@ export async function call(store: Store, method: string, url: string, body?: unk
   if (res.statusCode !== 200) throw new Error(`${method} ${url}: ${res.statusCode} ${res.body}`)
   return res.json()
 }
+
+/** Requests per second of `count` calls of `make(i)`, 8 at a time. */
+export async function rate(count: number, make: (i: number) => Promise<unknown>) {
+  let next = 0
+  const started = performance.now()
+  await Promise.all(
+    Array.from({ length: 8 }, async () => {
+      while (next < count) await make(next++)
+    }),
+  )
+  return count / ((performance.now() - started) / 1000)
+}
+
+/**
+ * The rules of the i-th smart collection: one field each, in turn, so that a product matches a
+ * handful of the 1,000 (its vendor's, its tag's, its name's, its price's), as a shop's do.
+ */
+export function smartRules(i: number) {
+  const kinds = [
+    { field: 'vendor', relation: 'equals', value: `Vendor ${i}` },
+    { field: 'tag', relation: 'equals', value: `tag-${i}` },
+    { field: 'price', relation: 'equals', value: i },
+    { field: 'name', relation: 'ends_with', value: `word${i}` },
+    { field: 'option.Color', relation: 'equals', value: `colour-${i}` },
+  ]
+  return [kinds[i % kinds.length]]
+}
+
+/** Makes `count` smart collections (smartRules). */
+export async function addSmartCollections(store: Store, count: number) {
+  for (let i = 0; i < count; i++) {
+    await call(store, 'POST', '/collections', { title: `Smart ${i}`, rules: smartRules(i) })
+  }
+}
+
+/** The i-th product's create body: a vendor, tag, name and price that some rules match. */
+export const productBody = (i: number) => ({
+  name: `Product word${i % 1500}`,
+  vendor: `Vendor ${i % 1500}`,
+  tags: [`tag-${i % 1500}`, 'bench'],
+  price: i % 1000,
+})

@@ -6,15 +6,7 @@
 import { fileURLToPath } from 'node:url'
 import autocannon from 'autocannon'
 import { buildRequest, randomTag, type Spec } from './scenarios.js'
-import {
-  answerIpc,
-  BENCH_HOST,
-  ipcCaller,
-  spawnChild,
-  summarize,
-  type Cleanup,
-  type LatencySummary,
-} from './support.js'
+import { BENCH_HOST, spawnChild, summarize, type Cleanup, type LatencySummary } from './support.js'
 
 /** Closed-loop load: each connection sends its next request when the last is answered. */
 export interface LoadJob {
@@ -58,8 +50,17 @@ export function startLoadGenerator(cleanup: Cleanup): LoadGenerator {
     process.env,
     true,
   )
-  const call = ipcCaller(child)
-  return { pid: child.pid, load: (job) => call<LoadResult>({ job }), stop: child.stop }
+  // One job at a time (the callers await each): its answer is the next message.
+  const load = (job: LoadJob) =>
+    new Promise<LoadResult>((resolve, reject) => {
+      void child.exited.then((code) => reject(new Error(`load generator exited (${code})`)))
+      child.process.once('message', (reply: { result?: LoadResult; error?: string }) => {
+        if (reply.error === undefined) resolve(reply.result!)
+        else reject(new Error(`load generator: ${reply.error}`))
+      })
+      child.process.send(job)
+    })
+  return { pid: child.pid, load, stop: child.stop }
 }
 
 /** Names, skus and options stay unique across every job of the process (warm-ups too). */
@@ -142,5 +143,11 @@ async function runLoad(job: LoadJob): Promise<LoadResult> {
 }
 
 if (process.argv.includes('--load-generator')) {
-  answerIpc(({ job }: { job: LoadJob }) => runLoad(job))
+  process.on('message', (job: LoadJob) => {
+    runLoad(job).then(
+      (result) => process.send?.({ result }),
+      (error: unknown) => process.send?.({ error: String(error) }),
+    )
+  })
+  process.on('disconnect', () => process.exit(0))
 }

@@ -23,6 +23,18 @@ export interface Figure {
   goal?: { op: '>=' | '<='; value: number }
 }
 
+/** A maker of one section's figures on one dialect; a value that is not a number is null. */
+export const figureMaker =
+  (section: string, dialect: Dialect) =>
+  (name: string, value: number | null, unit: string, goal?: Figure['goal']): Figure => ({
+    section,
+    name,
+    dialect,
+    value: value !== null && Number.isFinite(value) ? value : null,
+    unit,
+    goal,
+  })
+
 /** Where a run records what went wrong, and what makes its figures suspect. */
 export interface Findings {
   failures: string[]
@@ -77,14 +89,27 @@ export interface WindowFigures {
   clientCpuPercent: number
   /** CPU the machine spent on work not of this benchmark: should be near 0 (watchCpu). */
   foreignCpuPercent: number
+  /**
+   * µs of CPU per response: the server's process, PostgreSQL's processes, and the rest of the
+   * machine (the load generator, the kernel's network work, anything else that ran).
+   */
+  cpuUsPerRequest: { server: number; postgres: number; rest: number }
   warmup: { responses: number; non2xx: number; errors: number; errorCounts: Record<string, number> }
 }
 
-/** What one server is measured on; `connections` 1 times requests one at a time. */
+/**
+ * What one server is measured on; `connections` 1 times requests one at a time. `also`: more
+ * instances of the same service that share the connections (and whose CPU counts as its).
+ */
 export interface Arm {
   server: RunningServer
+  also?: RunningServer[]
   specs: Spec[]
   connections?: number
+  /** Requests per second at most (a steady rate, not closed-loop load). */
+  ratePerS?: number
+  /** Runs after each of the arm's windows (waiting for what it left to finish). */
+  after?: () => Promise<void>
 }
 
 /**
@@ -107,6 +132,7 @@ export async function measureInTurn(
       await settle(context)
       const warmupS = round === 0 ? config.warmupS : 1
       windows[i]!.push(await measureWindow(arm, load, config.connections, warmupS, durationS))
+      await arm.after?.()
     }
   }
   return windows.map(mergeWindows)
@@ -119,21 +145,35 @@ export async function measureWindow(
   warmupS: number,
   durationS: number,
 ): Promise<WindowFigures> {
-  const { server } = arm
+  const servers = [arm.server, ...(arm.also ?? [])]
   const job: Omit<LoadJob, 'until'> = {
-    targets: [{ url: server.url, key: server.key }],
+    targets: servers.map(({ url, key }) => ({ url, key })),
     specs: arm.specs,
     connections: arm.connections ?? connections,
+    ratePerS: arm.ratePerS,
   }
-  resetPeakRss(server.pid)
+  resetPeakRss(arm.server.pid)
   const warmup = await load.load({ ...job, until: { seconds: warmupS } })
-  const stopWatching = watchCpu(server.pid, load.pid)
+  const stopWatching = watchCpu(
+    servers.map((server) => server.pid),
+    load.pid,
+  )
   const measured = await load.load({ ...job, until: { seconds: durationS } })
   const cpu = stopWatching()
+  const percent = (seconds: number) => (100 * seconds) / cpu.elapsed
+  const perRequest = (seconds: number) => (seconds * 1e6) / Math.max(1, measured.responses)
+  // On SQLite, what PostgreSQL did is someone else's work: part of the rest.
+  const postgres = arm.server.dialect === 'postgres' ? cpu.postgres : 0
   return {
     ...figuresOf(measured),
-    peakRssMiB: readMemory(server.pid).peakMiB,
-    ...cpu,
+    peakRssMiB: readMemory(arm.server.pid).peakMiB,
+    serverCpuPercent: percent(cpu.server),
+    foreignCpuPercent: Math.max(0, percent(cpu.machine - cpu.ours - cpu.postgres)),
+    cpuUsPerRequest: {
+      server: perRequest(cpu.server),
+      postgres: perRequest(postgres),
+      rest: perRequest(cpu.machine - cpu.server - postgres),
+    },
     warmup: counts(warmup),
   }
 }
@@ -155,7 +195,7 @@ const counts = ({ responses, non2xx, errors, errorCounts }: LoadResult | WindowF
   errorCounts,
 })
 
-/** One arm's windows as one: rates and latencies averaged, counts added, peaks the highest. */
+/** One arm's windows as one: rates, latencies and CPU averaged, counts added, peaks the highest. */
 export function mergeWindows(windows: WindowFigures[]): WindowFigures {
   const mean = (f: (w: WindowFigures) => number) =>
     windows.reduce((sum, w) => sum + f(w), 0) / windows.length
@@ -174,6 +214,11 @@ export function mergeWindows(windows: WindowFigures[]): WindowFigures {
     serverCpuPercent: mean((w) => w.serverCpuPercent),
     clientCpuPercent: mean((w) => w.clientCpuPercent),
     foreignCpuPercent: mean((w) => w.foreignCpuPercent),
+    cpuUsPerRequest: {
+      server: mean((w) => w.cpuUsPerRequest.server),
+      postgres: mean((w) => w.cpuUsPerRequest.postgres),
+      rest: mean((w) => w.cpuUsPerRequest.rest),
+    },
     warmup: merged(windows.map((w) => w.warmup)),
   }
 }

@@ -3,8 +3,8 @@
  * (half filterable), and creates and PATCHes with 20 values and without, measured in turn on
  * the same server: with / without >= 0.8 (goal).
  */
-import { measureInTurn, type Figure, type Session } from './measure.js'
-import { API, BENCH_METAFIELDS, SCENARIOS, type Spec } from './scenarios.js'
+import { figureMaker, measureInTurn, type Figure, type Session } from './measure.js'
+import { API, METAFIELD_DEFINITIONS, SCENARIOS, type Spec } from './scenarios.js'
 import { countStored, startService, type Dialect } from './servers.js'
 import { apiClient, ratio } from './support.js'
 
@@ -13,19 +13,13 @@ export async function runMetafields(session: Session, dialect: Dialect): Promise
   const server = await startService(context, dialect)
   try {
     const api = apiClient(server.url, server.key)
-    for (const { key, type, filterable } of BENCH_METAFIELDS) {
-      await api.json('POST', `${API}/metafield-definitions`, {
-        owner: 'product',
-        namespace: 'bench',
-        key,
-        type,
-        name: key,
-        filterable,
-      })
+    for (const definition of METAFIELD_DEFINITIONS) {
+      await api.json('POST', `${API}/metafield-definitions`, definition)
     }
     const spec = async (name: keyof typeof SCENARIOS): Promise<Spec[]> => [
       { scenario: name, targets: await SCENARIOS[name].seed(api) },
     ]
+    const figure = figureMaker('metafields', dialect)
     const figures: Figure[] = []
     for (const [what, plain, with20] of [
       ['creates', 'create-product', 'create-product-metafields'],
@@ -50,14 +44,6 @@ export async function runMetafields(session: Session, dialect: Dialect): Promise
       log(
         `  ${what} ${without!.reqPerS.toFixed(0)} req/s without, ${withValues!.reqPerS.toFixed(0)} with 20 values`,
       )
-      const figure = (name: string, value: number | null, unit: string, goal?: Figure['goal']) => ({
-        section: 'metafields',
-        name,
-        dialect,
-        value: value !== null && Number.isFinite(value) ? value : null,
-        unit,
-        goal,
-      })
       figures.push(
         figure(`${what} without metafields`, without!.reqPerS, 'req/s'),
         figure(`${what} with 20 metafield values`, withValues!.reqPerS, 'req/s'),

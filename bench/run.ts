@@ -23,6 +23,7 @@ import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { startLoadGenerator } from './load.js'
 import {
+  figureMaker,
   findings,
   measureInTurn,
   ROUNDS,
@@ -59,6 +60,14 @@ export interface ScenarioRun extends WindowFigures {
   stored?: { acknowledged: number; found: number }
 }
 
+/** The sections after the scenarios, in order, each once per dialect unless switched off. */
+const SECTIONS = [
+  ['webhooks', 'webhook deliveries', runWebhooks],
+  ['metafields', 'writes with 20 metafields and without', runMetafields],
+  ['scale', 'scale of the service', runScale],
+  ['scale', 'memory under a mix of all scenarios', runSoak],
+] as const
+
 async function bench(session: Session, dialects: Dialect[]): Promise<number> {
   const { config, context, found, log } = session
   const startedAt = new Date()
@@ -71,21 +80,11 @@ async function bench(session: Session, dialects: Dialect[]): Promise<number> {
     log('the service on PostgreSQL as one instance, then as two on one database')
     figures.push(...(await runInstances(session)))
   }
-  for (const dialect of config.webhooks ? dialects : []) {
-    log(`webhook deliveries of the service on ${dialect}`)
-    figures.push(...(await runWebhooks(session, dialect)))
-  }
-  for (const dialect of config.metafields ? dialects : []) {
-    log(`writes with 20 metafield values and without, on ${dialect}`)
-    figures.push(...(await runMetafields(session, dialect)))
-  }
-  for (const dialect of config.scale ? dialects : []) {
-    log(`scale of the service on ${dialect}`)
-    figures.push(...(await runScale(session, dialect)))
-  }
-  for (const dialect of config.scale ? dialects : []) {
-    log(`memory of the service on ${dialect} under a mix of all scenarios`)
-    figures.push(...(await runSoak(session, dialect)))
+  for (const [flag, what, run] of SECTIONS) {
+    for (const dialect of config[flag] ? dialects : []) {
+      log(`${what} on ${dialect}`)
+      figures.push(...(await run(session, dialect)))
+    }
   }
   const report = {
     startedAt: startedAt.toISOString(),
@@ -198,56 +197,30 @@ async function runScenarios(session: Session, dialect: Dialect): Promise<Scenari
  * Issue 3: the service's throughput as one and as two processes on one PostgreSQL database,
  * the same connections shared out between them, in turn as the scenarios are.
  */
-async function runInstances({ context, load, config, found, log }: Session): Promise<Figure[]> {
+async function runInstances(session: Session): Promise<Figure[]> {
+  const { context, found, log } = session
   const first = await startService(context, 'postgres')
   const second = await startService(context, 'postgres', { shared: first })
   try {
-    const productIds = await createProducts(apiClient(first.url, first.key), 100)
+    const products = await createProducts(apiClient(first.url, first.key), 100)
+    const figure = figureMaker('instances', 'postgres')
     const figures: Figure[] = []
     for (const name of ['create-product', 'get-product'] as const) {
-      const specs = [
-        {
-          scenario: name,
-          targets: name === 'get-product' ? productIds.map((productId) => ({ productId })) : [{}],
-        },
-      ]
-      const rates = { one: [] as number[], two: [] as number[] }
-      for (let round = 0; round < ROUNDS; round++) {
-        for (const arm of ['one', 'two'] as const) {
-          const servers = arm === 'one' ? [first] : [first, second]
-          const job = {
-            targets: servers.map(({ url, key }) => ({ url, key })),
-            specs,
-            connections: config.connections,
-          }
-          await load.load({ ...job, until: { seconds: round === 0 ? config.warmupS : 1 } })
-          const result = await load.load({
-            ...job,
-            until: { seconds: Math.ceil(config.durationS / ROUNDS) },
-          })
-          found.check(`${arm} instance(s), ${name}`, result)
-          rates[arm].push(result.reqPerS)
-        }
-      }
-      const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length
-      const [one, two] = [mean(rates.one), mean(rates.two)]
-      log(`  ${name}: 1 instance ${one.toFixed(0)} req/s, 2 instances ${two.toFixed(0)}`)
-      const section = 'instances'
+      const targets = name === 'get-product' ? products.map((productId) => ({ productId })) : [{}]
+      const specs = [{ scenario: name, targets }]
+      const [one, two] = await measureInTurn(session, [
+        { server: first, specs },
+        { server: first, also: [second], specs },
+      ])
+      found.watch(`one instance, ${name}`, one!)
+      found.watch(`two instances, ${name}`, two!)
+      log(
+        `  ${name}: 1 instance ${one!.reqPerS.toFixed(0)} req/s, 2 instances ${two!.reqPerS.toFixed(0)}`,
+      )
+      const { label } = SCENARIOS[name]
       figures.push(
-        {
-          section,
-          dialect: 'postgres',
-          name: `${SCENARIOS[name].label}, 1 instance`,
-          value: one,
-          unit: 'req/s',
-        },
-        {
-          section,
-          dialect: 'postgres',
-          name: `${SCENARIOS[name].label}, 2 instances / 1`,
-          value: ratio(two, one),
-          unit: 'x',
-        },
+        figure(`${label}, 1 instance`, one!.reqPerS, 'req/s'),
+        figure(`${label}, 2 instances / 1`, ratio(two!.reqPerS, one!.reqPerS), 'x'),
       )
     }
     return figures
@@ -283,6 +256,7 @@ function detailTable(runs: ScenarioRun[], dialect: Dialect): string {
       'errors',
       'peak RSS MiB',
       'CPU server/load %',
+      'CPU µs/req server/pg/rest',
     ],
   ]
   for (const run of runs.filter((r) => r.dialect === dialect)) {
@@ -295,6 +269,9 @@ function detailTable(runs: ScenarioRun[], dialect: Dialect): string {
       String(run.errors + run.warmup.errors),
       run.peakRssMiB.toFixed(1),
       `${run.serverCpuPercent.toFixed(0)}/${run.clientCpuPercent.toFixed(0)}`,
+      Object.values(run.cpuUsPerRequest)
+        .map((us) => us.toFixed(0))
+        .join('/'),
     ])
   }
   return markdown(rows)

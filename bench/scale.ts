@@ -6,7 +6,14 @@
  * page of a one-page store; and (d) memory under a mix of every scenario (runSoak).
  */
 import SqliteDatabase from '../src/db/sqlite-driver.js'
-import { measureInTurn, ROUNDS, type Arm, type Figure, type Session } from './measure.js'
+import {
+  figureMaker,
+  measureInTurn,
+  ROUNDS,
+  type Arm,
+  type Figure,
+  type Session,
+} from './measure.js'
 import { addVariants, API, createProducts, PAGE_SIZE, type Spec } from './scenarios.js'
 import {
   BENCH_STORE,
@@ -25,8 +32,8 @@ export async function runScale(session: Session, dialect: Dialect): Promise<Figu
   const { context, found, log } = session
   const servers: RunningServer[] = []
   const figures: Figure[] = []
-  const add = (name: string, value: number | null, unit: string, goal?: Figure['goal']) =>
-    figures.push({ section: 'scale', name, dialect, value, unit, goal })
+  const figure = figureMaker('scale', dialect)
+  const add = (...args: Parameters<typeof figure>) => figures.push(figure(...args))
   const inTurn = async (arms: Arm[], what: string[], rounds = ROUNDS) => {
     const merged = await measureInTurn(session, arms, rounds)
     merged.forEach((window, i) => found.watch(`scale (${dialect}), ${what[i]}`, window))
@@ -155,6 +162,7 @@ export async function runSoak(session: Session, dialect: Dialect): Promise<Figur
       { scenario: 'patch-product', targets: products },
       { scenario: 'patch-variant', targets: variants },
     ]
+    const figure = figureMaker('memory', dialect)
     const figures: Figure[] = []
     let done = 0
     const peaks: number[] = []
@@ -172,25 +180,16 @@ export async function runSoak(session: Session, dialect: Dialect): Promise<Figur
       log(
         `  after ${total.toLocaleString('en')} requests: peak RSS ${peakMiB.toFixed(1)} MiB (${result.reqPerS.toFixed(0)} req/s)`,
       )
-      figures.push({
-        section: 'memory',
-        name: `(d) peak RSS after ${total.toLocaleString('en')} requests`,
-        dialect,
-        value: peakMiB,
-        unit: 'MiB',
-        goal: { op: '<=', value: 150 },
-      })
+      figures.push(
+        figure(`(d) peak RSS after ${total.toLocaleString('en')} requests`, peakMiB, 'MiB', {
+          op: '<=',
+          value: 150,
+        }),
+      )
     }
     if (peaks.length > 1) {
       const growth = (ratio(peaks[1], peaks[0]) ?? NaN) * 100 - 100
-      figures.push({
-        section: 'memory',
-        name: '(d) peak RSS growth, 100k to 1M',
-        dialect,
-        value: growth,
-        unit: '%',
-        goal: { op: '<=', value: 10 },
-      })
+      figures.push(figure('(d) peak RSS growth, 100k to 1M', growth, '%', { op: '<=', value: 10 }))
     }
     return figures
   } finally {

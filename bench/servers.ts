@@ -145,38 +145,24 @@ export async function startService(
   } = {},
 ): Promise<RunningServer> {
   const given = options.shared?.databaseUrl ?? options.databaseUrl
-  const database = given
-    ? { url: given, remove: async () => {} }
-    : await scratchDatabase(context, dialect)
-  try {
+  return serve(context, 'service', dialect, given, async (url) => {
     const settings = {
-      DATABASE_URL: database.url,
+      DATABASE_URL: url,
       LOG_LEVEL: 'warn',
       RATE_LIMIT_PER_MINUTE: '0',
       ...options.env,
     }
-    const create = [
-      context.cli,
-      ...`keys create --store ${BENCH_STORE} --scopes read,write --json`.split(' '),
-    ]
+    const create = `keys create --store ${BENCH_STORE} --scopes read,write --json`.split(' ')
+    const env = childEnv(settings)
     const key =
       options.shared?.key ??
-      (
-        JSON.parse(await runCommand(process.execPath, create, { env: childEnv(settings) })) as {
-          key: string
-        }
-      ).key
-    await options.seed?.(database.url)
-    return await serve(context, 'service', dialect, database, key, settings, [
-      ...context.nodeFlags,
-      context.cli,
-      'serve',
-    ])
-  } catch (error) {
-    await database.remove()
-    throw error
-  }
+      (JSON.parse(await runCommand(process.execPath, [context.cli, ...create], { env })) as Key).key
+    await options.seed?.(url)
+    const args = [...context.nodeFlags, context.cli, 'serve']
+    return { key, settings, args }
+  })
 }
+type Key = { key: string }
 
 /**
  * Starts a bare baseline on a fresh database, where it creates its tables itself; or on
@@ -189,25 +175,18 @@ export async function startBaseline(
   options: { databaseUrl?: string; env?: Record<string, string> } = {},
 ): Promise<RunningServer> {
   const { dialect, sync, events, ...rest } = BASELINES[kind]
-  const database = options.databaseUrl
-    ? { url: options.databaseUrl, remove: async () => {} }
-    : await scratchDatabase(context, dialect)
-  try {
-    const settings = {
-      BASELINE_DATABASE: database.url,
+  return serve(context, kind, dialect, options.databaseUrl, async (url) => ({
+    key: 'ck_baseline',
+    settings: {
+      BASELINE_DATABASE: url,
       BASELINE_SYNCHRONOUS: sync,
       BASELINE_EVENTS: events ? '1' : '0',
       BASELINE_DOCUMENTS: 'documents' in rest ? '1' : '0',
       BASELINE_SCHEMA: options.databaseUrl ? 'service' : 'own',
       ...options.env,
-    }
-    return await serve(context, kind, dialect, database, 'ck_baseline', settings, [
-      baselineScript(context),
-    ])
-  } catch (error) {
-    await database.remove()
-    throw error
-  }
+    },
+    args: [baselineScript(context)],
+  }))
 }
 
 /**
@@ -238,39 +217,42 @@ function baselineScript(context: Context): string {
   return (context.baseline = join(dir, 'baseline-server.mjs'))
 }
 
+/**
+ * Starts a server on `given` (kept at stop) or on a scratch database (removed at stop, or if
+ * it fails to start), once `prepare` has made its settings, key and command line.
+ */
 async function serve(
   context: Context,
   kind: ServerKind,
   dialect: Dialect,
-  database: ScratchDatabase,
-  key: string,
-  settings: Record<string, string>,
-  args: string[],
+  given: string | undefined,
+  prepare: (
+    databaseUrl: string,
+  ) => Promise<{ key: string; settings: Record<string, string>; args: string[] }>,
 ): Promise<RunningServer> {
-  await settle(context)
-  const port = await freePort()
-  const url = `http://${BENCH_HOST}:${port}`
-  const env = childEnv({ ...settings, HOST: BENCH_HOST, PORT: String(port) })
-  const child = spawnChild(context.cleanup, `${kind} (${dialect})`, process.execPath, args, env)
+  const database = given
+    ? { url: given, remove: async () => {} }
+    : await scratchDatabase(context, dialect)
   try {
-    await waitUntilServing(`${url}/healthz`, child)
+    const { key, settings, args } = await prepare(database.url)
+    await settle(context)
+    const port = await freePort()
+    const url = `http://${BENCH_HOST}:${port}`
+    const env = childEnv({ ...settings, HOST: BENCH_HOST, PORT: String(port) })
+    const child = spawnChild(context.cleanup, `${kind} (${dialect})`, process.execPath, args, env)
+    await waitUntilServing(`${url}/healthz`, child).catch(async (error: unknown) => {
+      await child.stop()
+      throw error
+    })
+    const stop = async () => {
+      await child.stop()
+      await database.remove()
+    }
+    const { pid, output } = child
+    return { kind, dialect, url, key, databaseUrl: database.url, pid, output, stop }
   } catch (error) {
-    await child.stop()
-    throw error
-  }
-  const stop = async () => {
-    await child.stop()
     await database.remove()
-  }
-  return {
-    kind,
-    dialect,
-    url,
-    key,
-    databaseUrl: database.url,
-    pid: child.pid,
-    output: child.output,
-    stop,
+    throw error
   }
 }
 

@@ -226,41 +226,6 @@ export async function waitUntilServing(url: string, child: Child): Promise<void>
   }
 }
 
-/** Request and answer over a child's IPC channel: `{ id, ...message }`, `{ id, result | error }`. */
-export function ipcCaller(child: Child): <T>(message: object) => Promise<T> {
-  type Waiter = { resolve: (value: unknown) => void; reject: (e: Error) => void }
-  const pending = new Map<number, Waiter>()
-  let nextId = 1
-  child.process.on('message', (reply: { id: number; result?: unknown; error?: string }) => {
-    const waiter = pending.get(reply.id)
-    pending.delete(reply.id)
-    if (reply.error !== undefined) waiter?.reject(new Error(`${child.name}: ${reply.error}`))
-    else waiter?.resolve(reply.result)
-  })
-  void child.exited.then((code) => {
-    for (const waiter of pending.values())
-      waiter.reject(new Error(`${child.name} exited (${code})`))
-    pending.clear()
-  })
-  return <T>(message: object) =>
-    new Promise<T>((resolve, reject) => {
-      const id = nextId++
-      pending.set(id, { resolve: resolve as (value: unknown) => void, reject })
-      child.process.send({ ...message, id })
-    })
-}
-
-/** The child's side of ipcCaller; the child exits when its parent goes. */
-export function answerIpc<M>(handle: (message: M) => Promise<unknown>): void {
-  process.on('message', (message: M & { id: number }) => {
-    handle(message).then(
-      (result) => process.send?.({ id: message.id, result }),
-      (error: unknown) => process.send?.({ id: message.id, error: String(error) }),
-    )
-  })
-  process.on('disconnect', () => process.exit(0))
-}
-
 // ---------------------------------------------------------------------------------------
 // /proc
 
@@ -324,30 +289,27 @@ export function postgresCpuSeconds(): number {
 }
 
 /**
- * Watches a server until the returned function is called: its CPU, and the CPU the machine
- * spent beyond it, the load generator, this process and PostgreSQL (someone else's work,
- * which makes a window's figures suspect when large); 100 is one core.
+ * CPU seconds spent from this call until the returned function is called: by the servers
+ * under test, by PostgreSQL's processes, by the whole machine, and by this run's own
+ * processes (the servers, the load generator, this one); `elapsed` in seconds.
  */
-export function watchCpu(serverPid: number, loadPid: number) {
-  const read = () => ({
-    server: cpuSeconds(serverPid),
-    ours: cpuSeconds(serverPid) + cpuSeconds(loadPid) + cpuSeconds(process.pid),
-    postgres: postgresCpuSeconds(),
-    machine: machineCpuSeconds(),
-  })
-  const startedAt = performance.now()
+export function watchCpu(serverPids: number[], loadPid: number) {
+  const read = () => {
+    const server = serverPids.reduce((sum, pid) => sum + cpuSeconds(pid), 0)
+    const ours = server + cpuSeconds(loadPid) + cpuSeconds(process.pid)
+    const at = performance.now() / 1000
+    return { server, ours, postgres: postgresCpuSeconds(), machine: machineCpuSeconds(), at }
+  }
   const before = read()
   return () => {
     const after = read()
-    const percent = (s: number) => (100 * s) / ((performance.now() - startedAt) / 1000)
-    const foreign =
-      after.machine -
-      before.machine -
-      (after.ours - before.ours) -
-      (after.postgres - before.postgres)
+    const since = (key: keyof typeof before) => after[key] - before[key]
     return {
-      serverCpuPercent: percent(after.server - before.server),
-      foreignCpuPercent: Math.max(0, percent(foreign)),
+      server: since('server'),
+      ours: since('ours'),
+      postgres: since('postgres'),
+      machine: since('machine'),
+      elapsed: since('at'),
     }
   }
 }
@@ -417,5 +379,3 @@ export function addCounts(counts: Record<string, number>[]): Record<string, numb
   }
   return total
 }
-
-export const sleepMs = (ms: number) => sleep(ms)

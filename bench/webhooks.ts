@@ -7,7 +7,7 @@
  *
  * 1. Creates at full load, in turn: live / none is the cost of an endpoint (goal >= 0.85).
  * 2. Delivery lag at a steady rate of half the live service's creates, live and live+dead in
- *    turn: arrival of each event's first attempt minus the event's createdAt (the service's
+ *    turn (windows and warm-ups as in 1, each arm's deliveries drained after its window): arrival of each event's first attempt minus the event's createdAt (the service's
  *    clock inside the create's transaction; the same clock of the same machine): commit,
  *    wake-up, claim and send. Goals: p99 <= 1 s, max <= 2 s (the contract: an attempt starts
  *    within 2 s of being due), live+dead's p99 within 1.5x of live's.
@@ -17,10 +17,11 @@
 import http from 'node:http'
 import { once } from 'node:events'
 import { createServer, type AddressInfo, type Server, type Socket } from 'node:net'
-import { measureInTurn, ROUNDS, type Figure, type Session } from './measure.js'
+import { figureMaker, measureInTurn, type Figure, type Session } from './measure.js'
 import { API, type Spec } from './scenarios.js'
-import { countStored, settle, startService, type Dialect, type RunningServer } from './servers.js'
-import { apiClient, BENCH_HOST, ratio, sleepMs, summarize } from './support.js'
+import { countStored, startService, type Dialect, type RunningServer } from './servers.js'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { apiClient, BENCH_HOST, ratio, summarize } from './support.js'
 
 /** The dead endpoint holds its slots this long per attempt: more attempts in a short run. */
 const TIMEOUT_MS = 1000
@@ -38,7 +39,7 @@ interface Received {
 }
 
 export async function runWebhooks(session: Session, dialect: Dialect): Promise<Figure[]> {
-  const { context, load, config, found, log } = session
+  const { context, found, log } = session
   const received = new Map<string, Received>()
   const at = (path: string) => {
     if (!received.has(path))
@@ -105,7 +106,7 @@ export async function runWebhooks(session: Session, dialect: Dialect): Promise<F
     /** Waits until every product of `server` has reached the receiver (and stayed counted). */
     const drain = async (server: RunningServer, path: string) => {
       const startedAt = performance.now()
-      for (let before = -1; ; await sleepMs(100)) {
+      for (let before = -1; ; await sleep(100)) {
         const created = await countStored(server.databaseUrl, 'products', 'rows')
         if (
           (at(path).seen.size >= created && created === before) ||
@@ -131,20 +132,18 @@ export async function runWebhooks(session: Session, dialect: Dialect): Promise<F
       at(path).marked = true
     }
     const ratePerS = Math.max(1, Math.round(liveCreates!.reqPerS / 2))
-    for (let round = 0; round < ROUNDS; round++) {
-      for (const { path, server } of arms) {
-        await settle(context)
-        const result = await load.load({
-          targets: [{ url: server.url, key: server.key }],
-          specs: CREATES,
-          connections: config.connections,
-          until: { seconds: Math.ceil(config.durationS / ROUNDS) },
-          ratePerS,
-        })
-        found.check(`webhooks (${dialect}), steady creates at ${path}`, result)
-        await drain(server, path)
-      }
-    }
+    const steady = await measureInTurn(
+      session,
+      arms.map(({ path, server }) => ({
+        server,
+        specs: CREATES,
+        ratePerS,
+        after: () => drain(server, path),
+      })),
+    )
+    steady.forEach((window, i) =>
+      found.watch(`webhooks (${dialect}), steady creates at ${arms[i]!.path}`, window),
+    )
     for (const { path, server } of arms) {
       const created = await countStored(server.databaseUrl, 'products', 'rows')
       const { seen, malformed } = at(path)
@@ -161,19 +160,7 @@ export async function runWebhooks(session: Session, dialect: Dialect): Promise<F
       `  creates ${noneCreates!.reqPerS.toFixed(0)} / ${liveCreates!.reqPerS.toFixed(0)} / ${deadCreates!.reqPerS.toFixed(0)} req/s (none / live / live+dead);` +
         ` lag at ${ratePerS}/s p99 ${liveLag!.p99} ms live, ${deadLag!.p99} ms live+dead`,
     )
-    const figure = (
-      name: string,
-      value: number | null,
-      unit: string,
-      goal?: Figure['goal'],
-    ): Figure => ({
-      section: 'webhooks',
-      name,
-      dialect,
-      value: Number.isFinite(value) ? value : null,
-      unit,
-      goal,
-    })
+    const figure = figureMaker('webhooks', dialect)
     return [
       figure(
         'creates, 1 live endpoint / none',

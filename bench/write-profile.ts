@@ -6,15 +6,22 @@
  *
  * Plain writes and writes with 20 metafield values in turn (4 rounds each); with -coll, in a store of 1,000 smart collections.
  *
- * BENCH_POSTGRES_URL: the admin URL (a scratch schema is made and dropped).
+ * BENCH_POSTGRES_URL: the admin URL (a scratch database is made and dropped).
  */
 import { createRequire } from 'node:module'
 import pg from 'pg'
 import type BetterSqlite3 from 'better-sqlite3'
 import { sqliteDriverPackage } from '../src/db/sqlite-driver.js'
-import type { Dialect } from '../src/db/database.js'
-import { call as callStore, openStore } from './in-process-store.js'
-import { BENCH_METAFIELDS, metafieldValues } from './scenarios.js'
+import {
+  addSmartCollections,
+  call as callStore,
+  openStore,
+  productBody,
+  rate,
+} from './in-process-store.js'
+import { METAFIELD_DEFINITIONS, metafieldValues } from './scenarios.js'
+import { createContext, type Dialect } from './servers.js'
+import { loadBenchConfig, runMain } from './support.js'
 
 const [dialect, scenario, countArg] = process.argv.slice(2) as [Dialect, string, string?]
 const COUNT = Number(countArg ?? 300)
@@ -73,89 +80,56 @@ SqliteDatabase.prototype.exec = function (this: BetterSqlite3.Database, source: 
   return out
 }
 
-async function main() {
-  const store = await openStore(dialect)
+await runMain('write-profile', async (cleanup) => {
+  const store = await openStore(createContext(cleanup, loadBenchConfig()), dialect)
   const call = (method: string, path: string, body?: unknown) =>
     callStore(store, method, path, body)
-  try {
-    for (const { key: k, type, filterable } of BENCH_METAFIELDS) {
-      await call('POST', '/metafield-definitions', {
-        owner: 'product',
-        namespace: 'bench',
-        key: k,
-        type,
-        name: k,
-        filterable,
-      })
-    }
-    if (scenario.endsWith('-coll')) {
-      const kinds = (i: number) =>
-        [
-          { field: 'vendor', relation: 'equals', value: `Vendor ${i}` },
-          { field: 'tag', relation: 'equals', value: `tag-${i}` },
-          { field: 'price', relation: 'equals', value: i },
-          { field: 'name', relation: 'ends_with', value: `word${i}` },
-          { field: 'option.Color', relation: 'equals', value: `colour-${i}` },
-        ][i % 5]
-      for (let i = 0; i < 1000; i++)
-        await call('POST', '/collections', { title: `S${i}`, rules: [kinds(i)] })
-    }
-    const body = (i: number, mf: boolean) => ({
-      name: `Product word${i % 1500}`,
-      vendor: `Vendor ${i % 1500}`,
-      tags: [`tag-${i % 1500}`, 'bench'],
-      description: 'A product made by the load benchmark.',
-      price: i % 1000,
-      status: 'active',
-      ...(mf ? { metafields: metafieldValues(i) } : {}),
-    })
-    const ids: string[] = []
-    for (let i = 0; i < 300; i++)
-      ids.push((await call('POST', '/products', body(i, false))).data.id)
-    const one = (i: number, mf: boolean) =>
-      create
-        ? call('POST', '/products', body(i, mf))
-        : call('PATCH', `/products/${ids[i % ids.length]}`, {
-            price: (i * 7) % 1000,
-            ...(mf ? { metafields: metafieldValues(i + 1) } : {}),
-          })
-    for (let i = 0; i < 100; i++) await one(i, i % 2 === 0)
-    const wall = { plain: 0, mf: 0 }
-    let n = 0
-    for (let round = 0; round < ROUNDS * 2; round++) {
-      const mf = round % 4 === 1 || round % 4 === 2
-      const variant = mf ? 'mf' : 'plain'
-      timingsOf = variant
-      recording = true
-      let next = 0
-      const started = performance.now()
-      await Promise.all(
-        Array.from({ length: 8 }, async () => {
-          while (next < COUNT) await one(n + next++, mf)
-        }),
-      )
-      n += COUNT
-      wall[variant] += performance.now() - started
-      recording = false
-    }
-    for (const variant of ['plain', 'mf'] as const) {
-      const timings = allTimings[variant]
-      const requests = COUNT * ROUNDS
-      const rows = [...timings].sort((a, b) => b[1].ms - a[1].ms)
-      const total = rows.reduce((s, [, t]) => s + t.ms, 0)
-      console.log(
-        `${dialect} ${scenario} ${variant}: ${(requests / (wall[variant] / 1000)).toFixed(0)} req/s, ${(wall[variant] / requests).toFixed(3)} ms/req wall; statements ${(total / requests).toFixed(3)} ms/req, ${(rows.reduce((s, [, t]) => s + t.n, 0) / requests).toFixed(1)} per req`,
-      )
-      for (const [text, t] of rows.slice(0, 22)) {
-        console.log(
-          `${(t.n / requests).toFixed(2).padStart(6)} x ${(t.ms / requests).toFixed(3).padStart(7)} ms  ${text}`,
-        )
-      }
-    }
-    console.log(`ratio mf/plain: ${(wall.plain / wall.mf).toFixed(2)}`)
-  } finally {
-    await store.close()
+  for (const definition of METAFIELD_DEFINITIONS) {
+    await call('POST', '/metafield-definitions', definition)
   }
-}
-
-await main()
+  if (scenario.endsWith('-coll')) await addSmartCollections(store, 1000)
+  const body = (i: number, mf: boolean) => ({
+    ...productBody(i),
+    description: 'A product made by the load benchmark.',
+    status: 'active',
+    ...(mf ? { metafields: metafieldValues(i) } : {}),
+  })
+  const ids: string[] = []
+  for (let i = 0; i < 300; i++) ids.push((await call('POST', '/products', body(i, false))).data.id)
+  const one = (i: number, mf: boolean) =>
+    create
+      ? call('POST', '/products', body(i, mf))
+      : call('PATCH', `/products/${ids[i % ids.length]}`, {
+          price: (i * 7) % 1000,
+          ...(mf ? { metafields: metafieldValues(i + 1) } : {}),
+        })
+  for (let i = 0; i < 100; i++) await one(i, i % 2 === 0)
+  const wall = { plain: 0, mf: 0 }
+  let n = 0
+  for (let round = 0; round < ROUNDS * 2; round++) {
+    const mf = round % 4 === 1 || round % 4 === 2
+    const variant = mf ? 'mf' : 'plain'
+    timingsOf = variant
+    recording = true
+    wall[variant] += (COUNT / (await rate(COUNT, (i) => one(n + i, mf)))) * 1000
+    n += COUNT
+    recording = false
+  }
+  for (const variant of ['plain', 'mf'] as const) {
+    const timings = allTimings[variant]
+    const requests = COUNT * ROUNDS
+    const rows = [...timings].sort((a, b) => b[1].ms - a[1].ms)
+    const total = rows.reduce((s, [, t]) => s + t.ms, 0)
+    console.log(
+      `${dialect} ${scenario} ${variant}: ${(requests / (wall[variant] / 1000)).toFixed(0)} req/s, ${(wall[variant] / requests).toFixed(3)} ms/req wall; statements ${(total / requests).toFixed(3)} ms/req, ${(rows.reduce((s, [, t]) => s + t.n, 0) / requests).toFixed(1)} per req`,
+    )
+    for (const [text, t] of rows.slice(0, 22)) {
+      console.log(
+        `${(t.n / requests).toFixed(2).padStart(6)} x ${(t.ms / requests).toFixed(3).padStart(7)} ms  ${text}`,
+      )
+    }
+  }
+  console.log(`ratio mf/plain: ${(wall.plain / wall.mf).toFixed(2)}`)
+  await store.close()
+  return 0
+})

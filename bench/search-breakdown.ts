@@ -11,9 +11,10 @@
  * The word: the bench's WORDS[17] (`kadra` with its vocabulary).
  */
 import type { KyselyPlugin } from 'kysely'
-import { createProductWork, updateProductWork } from '../src/catalog/product.service.js'
 import { createDatabase } from '../src/db/database.js'
 import { listProducts } from '../src/search/search.service.js'
+import { createProductWork } from '../src/catalog/product-create-work.js'
+import { updateProductWork } from '../src/catalog/product-update-work.js'
 
 const [url, units = '300', word = 'kadra'] = process.argv.slice(2)
 if (!url) throw new Error('usage: search-breakdown.ts <database URL> [units] [word]')

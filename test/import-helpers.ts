@@ -1,6 +1,5 @@
 import { fileURLToPath } from 'node:url'
 import { createReadStream } from 'node:fs'
-import { listProductsOldestFirst } from '../src/catalog/product.repository.js'
 import { getProduct } from '../src/catalog/product.service.js'
 import type { Database } from '../src/db/database.js'
 import { toIso } from '../src/db/values.js'
@@ -10,6 +9,7 @@ import {
   type ImportOptions,
   type ImportSummary,
 } from '../src/import/import.service.js'
+import { listProductsOldestFirst } from '../src/catalog/product-list.repository.js'
 
 /**
  * Shopify's own templates: copies, byte for byte, of those in shared/data/shopify beside the

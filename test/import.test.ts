@@ -3,12 +3,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { it } from 'node:test'
 import { sql } from 'kysely'
-import {
-  createProduct,
-  getProduct,
-  listProducts,
-  updateProductWork,
-} from '../src/catalog/product.service.js'
+import { createProduct, getProduct } from '../src/catalog/product.service.js'
 import { slugify } from '../src/catalog/slug.js'
 import { addVariant } from '../src/catalog/variant.service.js'
 import type { Database } from '../src/db/database.js'
@@ -27,6 +22,8 @@ import {
   unchanged,
 } from './import-helpers.js'
 import { createFileTestDatabase, createTestDatabase, describeEachDialect } from './helpers.js'
+import { listProducts } from '../src/search/search.service.js'
+import { updateProductWork } from '../src/catalog/product-update-work.js'
 
 const HEAD =
   'Handle,Title,Body (HTML),Vendor,Type,Tags,Published,Option1 Name,Option1 Value,Option2 Name,Option2 Value,Variant SKU,Variant Grams,Variant Price,Variant Compare At Price,Variant Barcode,Image Src,Image Position,Image Alt Text,Status'

@@ -1,5 +1,3 @@
-import type { Deleted, Work } from '../catalog/product.service.js'
-import { preconditionFailed } from '../catalog/product.service.js'
 import { decodeCursor, pageOf } from '../catalog/cursor.js'
 import { violatedUniqueConstraint } from '../db/driver-errors.js'
 import type { Executor, MetafieldDefinitionRow } from '../db/schema.js'
@@ -37,7 +35,6 @@ import {
   recordsWithKey,
   removeKeyFromRecords,
 } from './metafield-value.repository.js'
-import { storedMetafields } from './metafield-values.js'
 import { definitionsChanged } from './definition-cache.js'
 import {
   indexedItems,
@@ -45,7 +42,10 @@ import {
   type MetafieldOwner,
   type MetafieldType,
   type Validations,
+  storedMetafields,
 } from './metafield-types.js'
+import type { Deleted, Work } from '../catalog/product-write.js'
+import { preconditionFailed } from '../catalog/product-write.js'
 
 export function definitionNotFound(): AppError {
   return new AppError('not_found', 'No metafield definition with this id exists in your store.')

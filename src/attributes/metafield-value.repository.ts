@@ -60,14 +60,14 @@ const INSERT_SQLITE = `
   select ?, json_extract(item.value, '$[0]'), json_extract(item.value, '$[1]'), ?, ?
   from json_each(?) as item`
 
-/** A filter index row of a new record (an import's batch of new products). */
+/** A filter index row of a new record (a bulk create's products and variants). */
 export interface NewIndexRow extends IndexedValue {
   productId: string
   recordId: string
 }
 
 /**
- * Inserts the filter index rows of new records (an import's new products and their
+ * Inserts the filter index rows of new records (a bulk create's products and their
  * variants, inserted in the same transaction), several per statement (insertRows).
  */
 export async function insertNewIndexRows(

@@ -18,7 +18,8 @@ import {
   type Validations,
 } from './metafield-types.js'
 
-export { storedMetafields, type MetafieldValues } from './metafield-types.js'
+// Kept while src/search/search-document.repository.ts imports the type from here.
+export { type MetafieldValues } from './metafield-types.js'
 
 /** A definition as the values of a write are checked and indexed with. */
 interface LoadedDefinition {

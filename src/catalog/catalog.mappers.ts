@@ -4,7 +4,7 @@ import { toIso } from '../db/values.js'
 import type { ProductStatus } from './catalog.schemas.js'
 import type { Product, Variant } from './catalog-records.schemas.js'
 import { fromStoredAmount, fromStoredAmountOrNull } from './money.js'
-import type { VariantFields } from './variant.repository.js'
+import type { VariantFields } from './variant.columns.js'
 
 export function rowToProduct(row: ProductRow): Product {
   return {

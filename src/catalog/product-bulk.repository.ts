@@ -26,23 +26,23 @@ export const PRODUCT_COLUMNS = [
   'metafields',
 ] as const satisfies readonly (keyof ProductRow)[]
 
-/** A product as an import inserts it: its row with its variants already counted, its tag keys. */
-export interface ImportedProduct {
+/** A product as a bulk create inserts it: its row, its variants already counted; its tag keys. */
+export interface CountedNewProduct {
   row: ProductRow & { tags: string; images: string; created_at: string; updated_at: string }
   tagKeys: string[]
 }
 
 /**
- * Inserts new products whose slugs were set by hand (an import's handles), several at once:
+ * Inserts new products whose slugs were set by hand (a bulk create's), several at once:
  * the slugs counted as handed out and their suffixes reserved, as claimSlugSetByHand does one
  * by one, then the rows and their tags, a few statements whatever their number. The slugs
  * must differ from each other; the products_slug_key constraint refuses one that another
  * product of the store has (the caller rolls the whole insert back).
  */
-export async function insertProductsSetByHand(
+export async function insertProductsWithSlugsSetByHand(
   db: Executor,
   storeId: string,
-  products: readonly ImportedProduct[],
+  products: readonly CountedNewProduct[],
 ): Promise<void> {
   if (products.length === 0) return
   await productSlugs.claimAllSetByHand(

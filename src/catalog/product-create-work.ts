@@ -1,26 +1,22 @@
-import { keepingMemberships } from '../collections/membership.js'
-import {
-  indexMetafields,
-  mergeMetafields,
-  type MetafieldValues,
-} from '../attributes/metafield-values.js'
-import { inTransaction } from '../db/database.js'
+import { indexMetafields, mergeMetafields } from '../attributes/metafield-values.js'
 import { violatedUniqueConstraint } from '../db/driver-errors.js'
 import type { Executor } from '../db/schema.js'
 import { newId, nowIso } from '../db/values.js'
 import { appendEvent, pendingEvent } from '../events/outbox.js'
-import { withNewProductDocument } from '../search/search-documents.js'
+import { afterProductWrite } from './after-product-write.js'
 import { rowToProduct } from './catalog.mappers.js'
 import { type CreateProductInput } from './catalog.schemas.js'
 import { type Product } from './catalog-records.schemas.js'
 import { toStoredAmount, toStoredAmountOrNull } from './money.js'
-import {
-  insertProductWithSlugSetByHand,
-  insertProductWithUniqueSlug,
-} from './product.repository.js'
 import { duplicateSlug, type Work } from './product-write.js'
 import { normalizeImages, tagKeysJson, uniqueTags } from './record-fields.js'
 import { slugify } from './slug.js'
+import {
+  insertProductWithSlugSetByHand,
+  insertProductWithUniqueSlug,
+} from './product-create.repository.js'
+import { type MetafieldValues } from '../attributes/metafield-types.js'
+import { inTransaction } from '../db/transactions.js'
 
 /** The unit of work of a product's create (POST /products, an import's new product). */
 
@@ -34,15 +30,10 @@ export function createProductWork(
   input: CreateProductInput,
   slug?: string,
 ): Work<Product> {
-  return keepingMemberships(
+  return afterProductWrite(
     storeId,
-    withNewProductDocument(
-      storeId,
-      (product) => ({ ...product, product_type: product.productType }),
-      (db) => createProductIn(db, storeId, input, slug),
-    ),
-    (product) => product.id,
-    true,
+    { kind: 'created', product: (product) => ({ ...product, product_type: product.productType }) },
+    (db) => createProductIn(db, storeId, input, slug),
   )
 }
 

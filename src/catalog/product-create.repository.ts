@@ -1,6 +1,6 @@
 import { sql, type QueryCreator } from 'kysely'
 import { dialectOf, POSTGRES, type Dialect } from '../db/dialect.js'
-import { precompiled } from '../db/precompiled.js'
+import { statement } from '../db/statements.js'
 import type { DB, Executor } from '../db/schema.js'
 import { eventInStatement, eventRow, writeEventRow, type PendingEvent } from '../events/outbox.js'
 import {
@@ -100,7 +100,7 @@ type InsertValues = [...RowValues, tagKeys: string, base: string]
  * write, or without (a create without tags spares the tags' CTE).
  */
 function insertStatement(tagged: boolean) {
-  return precompiled(
+  return statement(
     (
       db: Executor,
       ...args: [
@@ -131,7 +131,7 @@ const insertUntagged = insertStatement(false)
 const insertTagged = insertStatement(true)
 
 /** The product row as given; the last value is its slug. */
-const insertProductRow = precompiled((db: Executor, ...values: [...RowValues, slug: string]) =>
+const insertProductRow = statement((db: Executor, ...values: [...RowValues, slug: string]) =>
   db.insertInto('products').values({ ...productColumns(values), slug: values[ROW_VALUE_COUNT] }),
 )
 

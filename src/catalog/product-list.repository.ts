@@ -1,5 +1,5 @@
 import { sql, type SelectQueryBuilder } from 'kysely'
-import { precompiled } from '../db/precompiled.js'
+import { statement } from '../db/statements.js'
 import type { DB, Executor, ProductRow } from '../db/schema.js'
 import { inList } from '../db/values.js'
 import { PRODUCT_STATUSES } from './catalog.schemas.js'
@@ -54,14 +54,14 @@ const pageStatements = new Map<string, PageStatement>()
 
 function pageStatement(filters: Filter[], withCursor: boolean): PageStatement {
   const shape = `${filters.join(',')}${withCursor ? '|after' : ''}`
-  let statement = pageStatements.get(shape)
-  if (statement === undefined) {
-    statement = precompiled((db: Executor, ...params: (string | number)[]) =>
+  let page = pageStatements.get(shape)
+  if (page === undefined) {
+    page = statement((db: Executor, ...params: (string | number)[]) =>
       pageQuery(db, filters, withCursor, params),
     )
-    pageStatements.set(shape, statement)
+    pageStatements.set(shape, page)
   }
-  return statement
+  return page
 }
 
 /** The page's query; `params` are the store, the filters' values, the cursor's, the limit. */

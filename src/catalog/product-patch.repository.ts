@@ -1,7 +1,7 @@
 import { sql } from 'kysely'
 import { dialectOf, POSTGRES } from '../db/dialect.js'
 import { patchedColumns, sentPairs, setEntries } from '../db/merge-patch-sql.js'
-import { precompiled } from '../db/precompiled.js'
+import { statement } from '../db/statements.js'
 import type { Executor, ProductRow } from '../db/schema.js'
 import { eventInStatement, type PendingEvent } from '../events/outbox.js'
 
@@ -80,7 +80,7 @@ export async function patchProductInOneStatement(
 /** The parameters before the columns' (sent, value) pairs, in patchProductInOneStatement's order. */
 const FIXED_PARAMS = 9
 
-const patchProduct = precompiled((db: Executor, ...params: unknown[]) => {
+const patchProduct = statement((db: Executor, ...params: unknown[]) => {
   const [storeId, id, anyVersion, versions, statusesBarred, updatedAt, type, eventId, eventAt] =
     params as [string, string, boolean, number[], string[], string, string, string, string]
   const columns = patchedColumns('products', ONE_STATEMENT_COLUMNS, params, FIXED_PARAMS)

@@ -1,6 +1,6 @@
 import { sql, type QueryCreator } from 'kysely'
 import { dialectOf, type SqlDialect } from '../db/dialect.js'
-import { precompiled } from '../db/precompiled.js'
+import { statement } from '../db/statements.js'
 import type { DB, Executor } from '../db/schema.js'
 
 // The product_tags rows of a product: one per tag key, which the list's tag filter reads.
@@ -38,7 +38,7 @@ export function tagInsert(
 }
 
 /** tagInsert as a statement of its own, compiled once. */
-export const insertTags = precompiled(
+export const insertTags = statement(
   (
     db: Executor,
     storeId: string,
@@ -49,7 +49,7 @@ export const insertTags = precompiled(
   ) => tagInsert(db, dialectOf(db), storeId, productId, createdAt, status, tagKeys),
 )
 
-const deleteTags = precompiled((db: Executor, storeId: string, productId: string) =>
+const deleteTags = statement((db: Executor, storeId: string, productId: string) =>
   db.deleteFrom('product_tags').where('store_id', '=', storeId).where('product_id', '=', productId),
 )
 

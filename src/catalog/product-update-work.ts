@@ -1,17 +1,14 @@
-import { keepingMemberships } from '../collections/membership.js'
 import {
   indexMetafields,
   mergeMetafields,
   type MergedMetafields,
-  type MetafieldValues,
 } from '../attributes/metafield-values.js'
-import { inTransaction } from '../db/database.js'
 import { violatedUniqueConstraint } from '../db/driver-errors.js'
 import type { Executor, ProductRow } from '../db/schema.js'
 import { isUuid, nowIso } from '../db/values.js'
 import { pendingEvent } from '../events/outbox.js'
 import { ifMatchVersions } from '../http/conditional.js'
-import { withSearchDocuments } from '../search/search-documents.js'
+import { afterProductWrite } from './after-product-write.js'
 import { rowToProduct } from './catalog.mappers.js'
 import { type UpdateProductInput } from './catalog.schemas.js'
 import { type Product } from './catalog-records.schemas.js'
@@ -19,14 +16,16 @@ import { toStoredAmount, toStoredAmountOrNull } from './money.js'
 import { mergeProduct, sameFields, sentColumns, type PatchableFields } from './product-merge.js'
 import {
   claimSlugSetByHand,
-  patchProductInOneStatement,
-  replaceProductTags,
   updateProductRowWithEvent,
   type ProductChanges,
 } from './product.repository.js'
 import { duplicateSlug, lockProduct, type Work } from './product-write.js'
 import { tagKey, tagKeysJson } from './record-fields.js'
 import { checkTransition, statusesBarredFrom } from './transitions.js'
+import { patchProductInOneStatement } from './product-patch.repository.js'
+import { replaceProductTags } from './product-tags.repository.js'
+import { type MetafieldValues } from '../attributes/metafield-types.js'
+import { inTransaction } from '../db/transactions.js'
 
 /**
  * The unit of work of a PATCH: a JSON Merge Patch of the product's fields. The checks run in
@@ -44,15 +43,10 @@ export function updateProductWork(
   patch: UpdateProductInput,
   ifMatch: string | undefined,
 ): Work<Product> {
-  return keepingMemberships(
+  return afterProductWrite(
     storeId,
-    withSearchDocuments(
-      storeId,
-      (product) => [product.id],
-      updateProductUnit(storeId, id, patch, ifMatch),
-      true,
-    ),
-    (product) => product.id,
+    { kind: 'written', products: (product) => [product.id], locked: true },
+    updateProductUnit(storeId, id, patch, ifMatch),
   )
 }
 

@@ -1,20 +1,13 @@
 import { sql } from 'kysely'
 import { dialectOf } from '../db/dialect.js'
-import { precompiled } from '../db/precompiled.js'
+import { statement } from '../db/statements.js'
 import type { Executor, ProductRow } from '../db/schema.js'
 import { appendEvent, eventInStatement, type PendingEvent } from '../events/outbox.js'
 import type { FieldValues } from './product.columns.js'
 import { productSlugs } from './slug-claims.js'
 
 // A product's row: locked, updated, touched by its variants' changes, deleted. The create, the
-// tags, the list queries, the one-statement PATCH and the bulk insert live in their own files;
-// callers that import them from here (the product service, the import, the export) go on
-// working.
-export * from './product-create.repository.js'
-export { replaceProductTags } from './product-tags.repository.js'
-export * from './product-list.repository.js'
-export * from './product-patch.repository.js'
-export * from './product-bulk.repository.js'
+// tags, the list queries, the one-statement PATCH and the bulk insert live in their own files.
 
 /**
  * The product, its row locked until the transaction ends on PostgreSQL (SQLite's writes
@@ -29,7 +22,7 @@ export async function findProductForUpdate(
   return row
 }
 
-const productForUpdate = precompiled((db: Executor, storeId: string, id: string) => {
+const productForUpdate = statement((db: Executor, storeId: string, id: string) => {
   const query = db
     .selectFrom('products')
     .selectAll()
@@ -90,7 +83,7 @@ export async function updateProductRowWithEvent(
   return row
 }
 
-const updateProduct = precompiled(
+const updateProduct = statement(
   (db: Executor, storeId: string, id: string, ...changes: ProductChanges) =>
     db
       .updateTable('products')
@@ -103,7 +96,7 @@ const updateProduct = precompiled(
       .returningAll(),
 )
 
-const updateProductAndEvent = precompiled(
+const updateProductAndEvent = statement(
   (
     db: Executor,
     storeId: string,
@@ -186,7 +179,7 @@ export async function deleteProductRow(db: Executor, storeId: string, id: string
   await deleteProduct(db, storeId, id)
 }
 
-const deleteProduct = precompiled((db: Executor, storeId: string, id: string) =>
+const deleteProduct = statement((db: Executor, storeId: string, id: string) =>
   db.deleteFrom('products').where('store_id', '=', storeId).where('id', '=', id),
 )
 
@@ -205,7 +198,7 @@ export async function touchProductForVariants(
   await touchProduct(db, storeId, id, updatedAt)
 }
 
-const touchProduct = precompiled((db: Executor, storeId: string, id: string, updatedAt: string) =>
+const touchProduct = statement((db: Executor, storeId: string, id: string, updatedAt: string) =>
   db
     .updateTable('products')
     .set((eb) => ({

@@ -26,14 +26,11 @@ import {
   ProductWithVariantsResponse,
 } from './catalog-records.schemas.js'
 import { ListProductsQuery } from './catalog-queries.schemas.js'
-import {
-  createProductWork,
-  deleteProductWork,
-  getProduct,
-  updateProductWork,
-} from './product.service.js'
+import { deleteProductWork, getProduct } from './product.service.js'
 import { listProducts } from '../search/search.service.js'
 import type { ListQuery } from '../search/search-query.js'
+import { createProductWork } from './product-create-work.js'
+import { updateProductWork } from './product-update-work.js'
 
 export function registerProductRoutes(
   app: FastifyInstance,

@@ -1,28 +1,23 @@
-import { keepingMemberships, leaveEveryCollection } from '../collections/membership.js'
+import { leaveEveryCollection } from '../collections/membership.js'
 import type { Database } from '../db/database.js'
 import { isUuid } from '../db/values.js'
 import { productNotFound } from '../errors.js'
 import { appendEvent } from '../events/outbox.js'
-import { withSearchDocuments } from '../search/search-documents.js'
+import { afterProductWrite } from './after-product-write.js'
 import { rowToProduct, rowToVariant } from './catalog.mappers.js'
 import { type CreateProductInput } from './catalog.schemas.js'
 import { type Product, type ProductWithVariants } from './catalog-records.schemas.js'
 import { createProductWork } from './product-create-work.js'
 import { deleteProductRow } from './product.repository.js'
 import { lockProduct, type Deleted, type Work } from './product-write.js'
-import { findProductWithVariants } from './variant.repository.js'
+import { findProductWithVariants } from './variant-read.repository.js'
 
 /**
  * The product service: what the routes call. The units of work of a create and of a PATCH
  * are in product-create-work.ts and product-update-work.ts (an import runs them in its own
- * writes), what every product write shares in product-write.ts; they are exported from here
- * too.
+ * writes), what every product write shares in product-write.ts, the list in
+ * src/search/search.service.ts.
  */
-export { createProductWork, newProductRow } from './product-create-work.js'
-export { updateProductWork } from './product-update-work.js'
-export { lockProduct, preconditionFailed, type Deleted, type Work } from './product-write.js'
-// The list moved to search (src/search/search.service.ts); its callers import it from here too.
-export { listProducts } from '../search/search.service.js'
 
 export function createProduct(
   database: Database,
@@ -38,21 +33,16 @@ export function deleteProductWork(
   id: string,
   ifMatch: string | undefined,
 ): Work<Deleted> {
-  return keepingMemberships(
+  return afterProductWrite(
     storeId,
-    withSearchDocuments(
-      storeId,
-      (deleted) => [deleted.id],
-      async (db) => {
-        const row = await lockProduct(db, storeId, id, ifMatch)
-        await leaveEveryCollection(db, storeId, row.id)
-        await deleteProductRow(db, storeId, row.id)
-        await appendEvent(db, storeId, { type: 'product.deleted', object: row })
-        return { id: row.id, deleted: true }
-      },
-      true,
-    ),
-    () => undefined,
+    { kind: 'deleted', product: (deleted) => deleted.id },
+    async (db) => {
+      const row = await lockProduct(db, storeId, id, ifMatch)
+      await leaveEveryCollection(db, storeId, row.id)
+      await deleteProductRow(db, storeId, row.id)
+      await appendEvent(db, storeId, { type: 'product.deleted', object: row })
+      return { id: row.id, deleted: true }
+    },
   )
 }
 

@@ -1,6 +1,6 @@
 import { sql, type QueryCreator } from 'kysely'
 import { insertRows } from '../db/multi-row-insert.js'
-import { precompiled } from '../db/precompiled.js'
+import { statement } from '../db/statements.js'
 import type { DB, Executor } from '../db/schema.js'
 import { splitSuffix, withSuffix } from './slug.js'
 
@@ -106,11 +106,11 @@ export function countSlug(
  * one-statement creates, the same claim as common table expressions.
  */
 export function slugClaims(counters: SlugCounters) {
-  const claimOnce = precompiled(
+  const claimOnce = statement(
     (db: Executor, storeId: string, base: string, suffixOf: string | null, n: number | null) =>
       claimBase(db, counters, storeId, base, suffixOf, n),
   )
-  const countOnce = precompiled(
+  const countOnce = statement(
     (db: Executor, storeId: string, slug: string, suffixOf: string | null, n: number | null) =>
       countSlug(db, counters, storeId, slug, suffixOf, n),
   )

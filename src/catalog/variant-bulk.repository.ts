@@ -59,10 +59,10 @@ export async function findSkuHolders(
 }
 
 /**
- * Inserts new variants as given, several at once (an import's new products, whose rows
- * already count them): the unique indexes refuse a sku another variant of the store has.
+ * Inserts new variants as given, several at once (a bulk create's, whose product rows already
+ * count them): the unique indexes refuse a sku another variant of the store has.
  */
-export async function insertVariantRows(
+export async function insertNewVariantRows(
   db: Executor,
   rows: readonly (NewVariantRow & { position: number; price_e4: number })[],
 ): Promise<void> {

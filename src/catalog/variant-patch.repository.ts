@@ -1,7 +1,7 @@
 import { sql } from 'kysely'
 import { dialectOf, POSTGRES } from '../db/dialect.js'
 import { patchedColumns, sentPairs, setEntries } from '../db/merge-patch-sql.js'
-import { precompiled } from '../db/precompiled.js'
+import { statement } from '../db/statements.js'
 import { eventInStatement, type PendingEvent } from '../events/outbox.js'
 import type { Executor } from '../db/schema.js'
 
@@ -76,7 +76,7 @@ export async function patchVariantInOneStatement(
 /** The parameters before the columns' (sent, value) pairs, in patchVariantInOneStatement's order. */
 const FIXED_PARAMS = 12
 
-const patchVariant = precompiled((db: Executor, ...params: unknown[]) => {
+const patchVariant = statement((db: Executor, ...params: unknown[]) => {
   const [storeId, productId, variantId, anyVersion, versions, updatedAt] = params as [
     string,
     string,

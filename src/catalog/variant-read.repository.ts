@@ -1,6 +1,6 @@
 import { sql } from 'kysely'
 import { dialectOf, type Dialect } from '../db/dialect.js'
-import { precompiled } from '../db/precompiled.js'
+import { statement } from '../db/statements.js'
 import type { Executor, ProductRow } from '../db/schema.js'
 
 import { VARIANT_ORDER, VARIANT_READ_COLUMNS, type VariantFields } from './variant.columns.js'
@@ -63,11 +63,11 @@ function variantJsonFields() {
   )
 }
 
-const productById = precompiled((db: Executor, storeId: string, productId: string) =>
+const productById = statement((db: Executor, storeId: string, productId: string) =>
   db.selectFrom('products').selectAll().where('store_id', '=', storeId).where('id', '=', productId),
 )
 
-const variantsOfProduct = precompiled((db: Executor, storeId: string, productId: string) =>
+const variantsOfProduct = statement((db: Executor, storeId: string, productId: string) =>
   db
     .selectFrom('variants as v')
     .select(VARIANT_READ_COLUMNS)
@@ -76,7 +76,7 @@ const variantsOfProduct = precompiled((db: Executor, storeId: string, productId:
     .orderBy(VARIANT_ORDER),
 )
 
-const postgresProductRead = precompiled((db: Executor, storeId: string, productId: string) =>
+const postgresProductRead = statement((db: Executor, storeId: string, productId: string) =>
   db
     .selectFrom('products as p')
     .selectAll('p')
@@ -100,7 +100,7 @@ export async function findVariant(
   return row
 }
 
-const variantById = precompiled(
+const variantById = statement(
   (db: Executor, storeId: string, productId: string, variantId: string) =>
     db
       .selectFrom('variants as v')
@@ -120,7 +120,7 @@ export async function findVariantBySku(
   return row
 }
 
-const variantBySku = precompiled((db: Executor, storeId: string, sku: string) =>
+const variantBySku = statement((db: Executor, storeId: string, sku: string) =>
   db
     .selectFrom('variants as v')
     .select(VARIANT_READ_COLUMNS)

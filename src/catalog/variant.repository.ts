@@ -1,6 +1,6 @@
 import { sql } from 'kysely'
 import { dialectOf, POSTGRES, type Dialect, type SqlDialect } from '../db/dialect.js'
-import { precompiled } from '../db/precompiled.js'
+import { statement } from '../db/statements.js'
 import { eventInStatement, eventRow, writeEventRow, type PendingEvent } from '../events/outbox.js'
 import type { Executor, NewVariantRow } from '../db/schema.js'
 import {
@@ -9,12 +9,7 @@ import {
   type VariantFields,
 } from './variant.columns.js'
 
-// The reads, the one-statement PATCH and the bulk functions live in their own files; callers
-// that import them from here (the import) go on working.
-export { VARIANT_INSERT_COLUMNS, type VariantFields } from './variant.columns.js'
-export * from './variant-read.repository.js'
-export * from './variant-patch.repository.js'
-export * from './variant-bulk.repository.js'
+// The reads, the one-statement PATCH and the bulk functions live in their own files.
 
 /** What the caller decides of a new variant; price and position may be left to the product. */
 export type NewVariantFields = Omit<NewVariantRow, 'price_e4' | 'position'> & {
@@ -126,7 +121,7 @@ function statementShape(fields: NewVariantFields): StatementShape {
 }
 
 function insertVariantStatement(defaultPrice: boolean, defaultPosition: boolean) {
-  return precompiled((db: Executor, ...args: [...VariantValues, string, string, string]) => {
+  return statement((db: Executor, ...args: [...VariantValues, string, string, string]) => {
     const values = args.slice(0, VARIANT_INSERT_COLUMNS.length) as VariantValues
     const [eventType, eventId, eventAt] = args.slice(VARIANT_INSERT_COLUMNS.length)
     const [storeId, id, productId, name, sku, barcode, priceE4, compareAtPriceE4] = values
@@ -200,18 +195,18 @@ const insertVariantStatements: Record<StatementShape, ReturnType<typeof insertVa
 }
 
 // SQLite's two steps of insertVariantIntoProduct, each compiled once.
-const raiseToNextPosition = precompiled(
+const raiseToNextPosition = statement(
   (db: Executor, storeId: string, productId: string, updatedAt: string) =>
     raiseMaxVariantPosition(db, dialectOf(db), storeId, productId, null, updatedAt),
 )
 
-const raiseToPosition = precompiled(
+const raiseToPosition = statement(
   (db: Executor, storeId: string, productId: string, position: number, updatedAt: string) =>
     raiseMaxVariantPosition(db, dialectOf(db), storeId, productId, position, updatedAt),
 )
 
 /** The values in the order of VARIANT_INSERT_COLUMNS, as the PostgreSQL statements take them. */
-const insertVariantRow = precompiled((db: Executor, ...values: VariantValues) =>
+const insertVariantRow = statement((db: Executor, ...values: VariantValues) =>
   db
     .insertInto('variants')
     .values(
@@ -280,7 +275,7 @@ export async function updateVariantRow(
   return row
 }
 
-const updateVariant = precompiled(
+const updateVariant = statement(
   (db: Executor, storeId: string, variantId: string, ...changes: VariantChanges) => {
     const [name, sku, barcode, priceE4, compareAtPriceE4, options, optionsKey] = changes
     const [, , , , , , , position, weightGrams, updatedAt, metafields] = changes
@@ -314,6 +309,6 @@ export async function deleteVariantRow(
   await deleteVariant(db, storeId, variantId)
 }
 
-const deleteVariant = precompiled((db: Executor, storeId: string, variantId: string) =>
+const deleteVariant = statement((db: Executor, storeId: string, variantId: string) =>
   db.deleteFrom('variants').where('store_id', '=', storeId).where('id', '=', variantId),
 )

@@ -1,20 +1,16 @@
-import { keepingMemberships } from '../collections/membership.js'
 import {
   indexMetafields,
   mergeMetafields,
-  storedMetafields,
   unindexRecord,
   type MergedMetafields,
-  type MetafieldValues,
 } from '../attributes/metafield-values.js'
-import { inTransaction, type Database } from '../db/database.js'
-import { refreshSearchDocuments } from '../search/search-document.repository.js'
-import { withSearchDocuments } from '../search/search-documents.js'
+import { type Database } from '../db/database.js'
 import type { Executor } from '../db/schema.js'
 import { isUuid, newId, nowIso } from '../db/values.js'
 import { productNotFound, variantNotFound } from '../errors.js'
 import { appendEvent, pendingEvent } from '../events/outbox.js'
 import { ifMatchAllows, ifMatchVersions } from '../http/conditional.js'
+import { afterProductWrite } from './after-product-write.js'
 import { rowToVariant } from './catalog.mappers.js'
 import {
   MAX_POSITION,
@@ -23,29 +19,21 @@ import {
 } from './catalog.schemas.js'
 import { type Variant } from './catalog-records.schemas.js'
 import { toStoredAmount, toStoredAmountOrNull } from './money.js'
-import {
-  getProduct,
-  lockProduct,
-  preconditionFailed,
-  type Deleted,
-  type Work,
-} from './product.service.js'
+import { getProduct } from './product.service.js'
 import { touchProductForVariants } from './product.repository.js'
 import {
   deleteVariantRow,
-  findVariant,
-  findVariantBySku,
   insertVariantIntoProduct,
-  patchVariantInOneStatement,
   updateVariantRow,
-  type VariantFields,
 } from './variant.repository.js'
 import { conflictError, positionOverflow, skuFirstConflict } from './variant-conflicts.js'
 import { mergeVariant, optionsKey, sameFields, sentColumns } from './variant-merge.js'
-
-// The import reads these from here.
-export { DUPLICATE_OPTIONS_MESSAGE } from './variant-conflicts.js'
-export { optionsKey } from './variant-merge.js'
+import { lockProduct, preconditionFailed, type Deleted, type Work } from './product-write.js'
+import { findVariant, findVariantBySku } from './variant-read.repository.js'
+import { patchVariantInOneStatement } from './variant-patch.repository.js'
+import { type VariantFields } from './variant.columns.js'
+import { storedMetafields, type MetafieldValues } from '../attributes/metafield-types.js'
+import { inTransaction } from '../db/transactions.js'
 
 export function addVariant(
   database: Database,
@@ -63,17 +51,13 @@ export function addVariantWork(
   productId: string,
   input: CreateVariantInput,
 ): Work<Variant> {
-  return keepingMemberships(
+  return afterProductWrite(
     storeId,
-    withSearchDocuments(
-      storeId,
-      (variant) => [variant.productId],
-      async (db) => {
-        if (!isUuid(productId)) throw productNotFound()
-        return addVariantIn(db, storeId, productId.toLowerCase(), input)
-      },
-    ),
-    (variant) => variant.productId,
+    { kind: 'written', products: (variant) => [variant.productId] },
+    async (db) => {
+      if (!isUuid(productId)) throw productNotFound()
+      return addVariantIn(db, storeId, productId.toLowerCase(), input)
+    },
   )
 }
 
@@ -163,14 +147,10 @@ export function updateVariantWork(
   patch: UpdateVariantInput,
   ifMatch: string | undefined,
 ): Work<Variant> {
-  return keepingMemberships(
+  return afterProductWrite(
     storeId,
-    withSearchDocuments(
-      storeId,
-      (variant) => [variant.productId],
-      updateVariantUnit(storeId, productId, variantId, patch, ifMatch),
-    ),
-    (variant) => variant.productId,
+    { kind: 'written', products: (variant) => [variant.productId] },
+    updateVariantUnit(storeId, productId, variantId, patch, ifMatch),
   )
 }
 
@@ -270,8 +250,9 @@ export function deleteVariantWork(
   ifMatch: string | undefined,
 ): Work<Deleted> {
   let product: string | undefined
-  return keepingMemberships(
+  return afterProductWrite(
     storeId,
+    { kind: 'written', products: () => (product === undefined ? [] : [product]) },
     async (db) => {
       const locked = await lockVariant(db, storeId, productId, variantId, ifMatch)
       product = locked.product
@@ -284,10 +265,8 @@ export function deleteVariantWork(
       )
       await touchProductForVariants(db, storeId, locked.product, nowIso())
       await appendEvent(db, storeId, { type: 'variant.deleted', object: locked.current })
-      await refreshSearchDocuments(db, storeId, [locked.product])
       return { id: locked.current.id, deleted: true }
     },
-    () => product,
   )
 }
 

@@ -1,6 +1,5 @@
 import { rowToProduct } from '../catalog/catalog.mappers.js'
 import type { Product } from '../catalog/catalog-records.schemas.js'
-import type { Work } from '../catalog/product.service.js'
 import type { Database } from '../db/database.js'
 import type { CollectionRow, Executor } from '../db/schema.js'
 import { inTransaction } from '../db/transactions.js'
@@ -25,6 +24,7 @@ import {
 } from './manual-members.repository.js'
 import { deleteMembers, insertMembers, memberKeysOf } from './membership.repository.js'
 import { appendMembersChanged } from './membership.js'
+import type { Work } from '../catalog/product-write.js'
 
 /** A manual collection's members: add, move, remove; and every collection's page of products. */
 

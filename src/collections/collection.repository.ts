@@ -1,6 +1,6 @@
 import { sql } from 'kysely'
 import { dialectOf } from '../db/dialect.js'
-import { precompiled } from '../db/precompiled.js'
+import { statement } from '../db/statements.js'
 import { newId } from '../db/values.js'
 import type { CollectionRow, CollectionTable, Executor } from '../db/schema.js'
 import type { Insertable } from 'kysely'
@@ -58,11 +58,11 @@ export async function insertCollectionRow(db: Executor, row: NewCollectionRow): 
   await db.insertInto('collections').values(row).execute()
 }
 
-const collectionById = precompiled((db: Executor, storeId: string, id: string) =>
+const collectionById = statement((db: Executor, storeId: string, id: string) =>
   db.selectFrom('collections').selectAll().where('store_id', '=', storeId).where('id', '=', id),
 )
 
-const collectionForUpdate = precompiled((db: Executor, storeId: string, id: string) =>
+const collectionForUpdate = statement((db: Executor, storeId: string, id: string) =>
   dialectOf(db).forUpdate(
     db.selectFrom('collections').selectAll().where('store_id', '=', storeId).where('id', '=', id),
   ),
@@ -78,7 +78,7 @@ export async function findCollection(
   return row
 }
 
-const handleTaken = precompiled((db: Executor, storeId: string, handle: string) =>
+const handleTaken = statement((db: Executor, storeId: string, handle: string) =>
   db
     .selectFrom('collections')
     .select('id')
@@ -96,7 +96,7 @@ export async function findCollectionIdByHandle(
   return row?.id
 }
 
-const collectionCount = precompiled((db: Executor, storeId: string) =>
+const collectionCount = statement((db: Executor, storeId: string) =>
   db
     .selectFrom('collections')
     .select((eb) => eb.fn.countAll<number | string>().as('count'))
@@ -177,7 +177,7 @@ export interface SmartCollectionRow {
   sort_order: string
 }
 
-const smartOfStore = precompiled((db: Executor, storeId: string) =>
+const smartOfStore = statement((db: Executor, storeId: string) =>
   db
     .selectFrom('collections')
     .select(['id', 'rules', 'disjunctive', 'sort_order'])
@@ -193,7 +193,7 @@ export async function findSmartCollections(
   return smartOfStore(db, storeId)
 }
 
-const memberCount = precompiled((db: Executor, storeId: string, id: string) =>
+const memberCount = statement((db: Executor, storeId: string, id: string) =>
   db
     .selectFrom('collection_products')
     .select((eb) => eb.fn.countAll<number | string>().as('count'))

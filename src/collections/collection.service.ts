@@ -1,5 +1,4 @@
 import { decodeCursor, encodeCursor } from '../catalog/cursor.js'
-import { preconditionFailed, type Deleted, type Work } from '../catalog/product.service.js'
 import { collectionHandles } from '../catalog/slug-claims.js'
 import { slugify } from '../catalog/slug.js'
 import type { Database } from '../db/database.js'
@@ -34,6 +33,7 @@ import {
 import { applyRules, lockForRulesChange, rulesChanged, sortOrderChanged } from './membership.js'
 import { ruleAttributes } from './metafield-rules.js'
 import { checkRules, type Rule } from './rules.js'
+import { preconditionFailed, type Deleted, type Work } from '../catalog/product-write.js'
 
 /** Collections: create, read, list, PATCH and DELETE, with their rules and handles. */
 

@@ -1,7 +1,7 @@
 import { sql } from 'kysely'
 import { dialectOf } from '../db/dialect.js'
 import { insertRows } from '../db/multi-row-insert.js'
-import { precompiled } from '../db/precompiled.js'
+import { statement } from '../db/statements.js'
 import type { Executor, ProductRow } from '../db/schema.js'
 import { toIso } from '../db/values.js'
 
@@ -108,7 +108,7 @@ export async function findProductRows(
     .execute()
 }
 
-const productById = precompiled((db: Executor, storeId: string, id: string) =>
+const productById = statement((db: Executor, storeId: string, id: string) =>
   db.selectFrom('products').selectAll().where('store_id', '=', storeId).where('id', '=', id),
 )
 
@@ -127,7 +127,7 @@ export async function findVariantOptions(
     .execute()
 }
 
-const variantOptionsOfOne = precompiled((db: Executor, storeId: string, productId: string) =>
+const variantOptionsOfOne = statement((db: Executor, storeId: string, productId: string) =>
   db
     .selectFrom('variants')
     .select(['product_id', 'options'])
@@ -145,7 +145,7 @@ export interface MembershipRow {
   status: string
 }
 
-const membershipsOfOne = precompiled((db: Executor, storeId: string, productId: string) =>
+const membershipsOfOne = statement((db: Executor, storeId: string, productId: string) =>
   db
     .selectFrom('collection_products as cp')
     .innerJoin('collections as c', (join) =>
@@ -176,7 +176,7 @@ export async function findMemberships(
     .execute()
 }
 
-const updateKeys = precompiled(
+const updateKeys = statement(
   (
     db: Executor,
     storeId: string,

@@ -1,7 +1,5 @@
-import type { Transaction } from 'kysely'
 import { storedMetafields } from '../attributes/metafield-types.js'
-import { inTransaction } from '../db/transactions.js'
-import type { DB, Executor, ProductRow } from '../db/schema.js'
+import type { Executor, ProductRow } from '../db/schema.js'
 import { appendEvent, appendEvents, eventRow, pendingEvent } from '../events/outbox.js'
 import {
   findSmartCollections,
@@ -38,11 +36,12 @@ import {
 
 /**
  * Memberships exact at commit. Every write of a product or a variant runs through
- * keepingMemberships: in its transaction, after the store's rules lock (shared, taken with the
- * store's rules state in one statement), it evaluates the products it wrote against every
- * smart collection of the store (their rules read in one query, cached by token), writes what
- * changed, and appends one collection.products_changed per collection whose members changed.
- * A store with no collection costs that one statement; one with only manual ones, one more. A rules change evaluates the collection over every
+ * afterProductWrite (catalog/after-product-write.ts): in its transaction, after the store's
+ * rules lock (shared, taken with the store's rules state in one statement), it evaluates the
+ * products it wrote against every smart collection of the store (their rules read in one
+ * query, cached by token), writes what changed, and appends one collection.products_changed
+ * per collection whose members changed. A store with no collection costs that one statement;
+ * one with only manual ones, one more. A rules change evaluates the collection over every
  * product in SQL (applyRules) under the same lock, exclusive.
  */
 
@@ -75,31 +74,7 @@ function parseSmart(row: SmartCollectionRow): SmartTest {
   return { ...smart, test: compileRules(smart.rules, smart.disjunctive) }
 }
 
-/**
- * `work` (a product or variant write) in a transaction under the store's rules lock, then
- * the memberships of the product it wrote (`productOf` its result; undefined: none, as
- * after a delete, which calls leaveEveryCollection itself) brought up to date. `created`:
- * the work created that product, so it is in no collection yet (nothing to read).
- */
-export function keepingMemberships<T>(
-  storeId: string,
-  work: (db: Executor) => Promise<T>,
-  productOf: (result: T) => string | undefined,
-  created = false,
-): (db: Executor) => Promise<T> {
-  return (db) =>
-    inTransaction(db, async (tx: Transaction<DB>) => {
-      const state = await lockForProductWrite(tx, storeId)
-      const result = await work(tx)
-      const productId = productOf(result)
-      if (productId !== undefined) {
-        await refreshMemberships(tx, storeId, [productId], state, created)
-      }
-      return result
-    })
-}
-
-/** Takes the store's rules lock (shared) for a write of many products: an import's batch. */
+/** Takes the store's rules lock (shared) for a write of products (afterProductWrite). */
 export async function lockRulesForProductWrites(
   db: Executor,
   storeId: string,

@@ -126,6 +126,5 @@ function openSqliteFile(path: string, options?: SqliteDatabase.Options): SqliteD
 }
 
 // Kept for the callers outside db/ that import them from here (the new homes in brackets).
-export { inTransaction } from './transactions.js'
 export { DatabaseNotDurableError, sqliteDurabilityProblems, sqliteDurabilitySettings } // sqlite.ts
 export type { ConflictAbort, Dialect, PoolFigures, Snapshot }

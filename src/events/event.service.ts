@@ -22,7 +22,6 @@ import { START, type EventPageQuery, type EventPosition, type EventRow } from '.
 import type { EventType } from './outbox.js'
 
 // The types are the outbox's; the webhooks take them from here.
-export { EVENT_TYPES, type EventType } from './outbox.js'
 
 /** The object of a collection.products_changed event. */
 interface ProductsChanged {

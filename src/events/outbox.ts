@@ -1,6 +1,6 @@
 import { sql, type RawBuilder } from 'kysely'
 import { insertRows } from '../db/multi-row-insert.js'
-import { precompiled } from '../db/precompiled.js'
+import { statement } from '../db/statements.js'
 import type { Executor } from '../db/schema.js'
 import { newId, nowIso } from '../db/values.js'
 import type { EventType } from './event-types.js'
@@ -23,9 +23,12 @@ export interface PendingEvent {
   createdAt: string
 }
 
-/** The event a change emits, stamped now: the service decides it, a repository writes it. */
-export function pendingEvent(type: EventType): PendingEvent {
-  return { type, id: newId(), createdAt: nowIso() }
+/**
+ * The event a change emits, stamped now (or at `createdAt`, the time of the change's rows): the
+ * service decides it, a repository writes it.
+ */
+export function pendingEvent(type: EventType, createdAt: string = nowIso()): PendingEvent {
+  return { type, id: newId(), createdAt }
 }
 
 /** An event's row as the outbox writes it: the record's row after the change (before it, for a delete). */
@@ -106,7 +109,7 @@ export async function writeEventRow(db: Executor, event: NewEvent): Promise<void
   )
 }
 
-const insertEventRow = precompiled(
+const insertEventRow = statement(
   (
     db: Executor,
     storeId: string,
@@ -121,7 +124,7 @@ const insertEventRow = precompiled(
       .values({ store_id: storeId, id, type, object, previous, created_at: createdAt }),
 )
 
-/** Appends events in the order given, several in one statement: an import's batch. */
+/** Appends events in the order given, several in one statement: a bulk create's. */
 export async function appendEvents(db: Executor, events: readonly NewEvent[]): Promise<void> {
   await insertRows(
     db,

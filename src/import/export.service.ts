@@ -1,7 +1,5 @@
 import { Readable } from 'node:stream'
 import { stringify } from 'csv-stringify/sync'
-import { listProductsOldestFirst } from '../catalog/product.repository.js'
-import { findVariantsOfProducts, maxOptionNamesOfAProduct } from '../catalog/variant.repository.js'
 import { rowToProduct, rowToVariant } from '../catalog/catalog.mappers.js'
 import type { Product, Variant } from '../catalog/catalog-records.schemas.js'
 import type { Database } from '../db/database.js'
@@ -10,6 +8,11 @@ import { cellFromValue, metafieldColumnName } from '../attributes/metafield-colu
 import { definitionsOfStore } from '../attributes/metafield-definition.repository.js'
 import { toIso } from '../db/values.js'
 import { exportHeader, SHOPIFY_OPTION_COLUMNS } from './shopify-columns.js'
+import { listProductsOldestFirst } from '../catalog/product-list.repository.js'
+import {
+  findVariantsOfProducts,
+  maxOptionNamesOfAProduct,
+} from '../catalog/variant-bulk.repository.js'
 
 /** Products read (and written out) per page. */
 const PAGE_SIZE = 200

@@ -4,8 +4,6 @@
  * of its own, or a run of new products written together (import-writer).
  */
 import { CompiledQuery, type Transaction } from 'kysely'
-import { findProductsBySlugs } from '../catalog/product.repository.js'
-import { findSkuHolders, findVariantsOfProducts } from '../catalog/variant.repository.js'
 import type { Database } from '../db/database.js'
 import { violatedUniqueConstraint } from '../db/driver-errors.js'
 import type { DB } from '../db/schema.js'
@@ -20,6 +18,8 @@ import {
 } from './import-plan.js'
 import { insertable, insertNewProducts, writePlan } from './import-writer.js'
 import type { MappedProduct } from './product-mapping.js'
+import { findProductsBySlugs } from '../catalog/product-list.repository.js'
+import { findSkuHolders, findVariantsOfProducts } from '../catalog/variant-bulk.repository.js'
 
 /**
  * How much one transaction of an import holds. SQLite has one writer: while a batch runs,

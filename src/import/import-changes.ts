@@ -1,8 +1,8 @@
 import { normalizeImages, uniqueTags } from '../catalog/record-fields.js'
 import type { Product, Variant } from '../catalog/catalog-records.schemas.js'
 import type { UpdateProductInput, UpdateVariantInput } from '../catalog/catalog.schemas.js'
-import { optionsKey } from '../catalog/variant.service.js'
 import type { MappedVariant } from './product-mapping.js'
+import { optionsKey } from '../catalog/variant-merge.js'
 
 /**
  * What of a product or variant of the file would change the stored one: an import writes

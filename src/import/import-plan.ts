@@ -15,10 +15,7 @@ import {
   type UpdateVariantInput,
 } from '../catalog/catalog.schemas.js'
 import { type Product, type Variant } from '../catalog/catalog-records.schemas.js'
-import { listProductRows } from '../catalog/product.repository.js'
 import { statusesBarredFrom } from '../catalog/transitions.js'
-import { findProductWithVariants, type VariantFields } from '../catalog/variant.repository.js'
-import { DUPLICATE_OPTIONS_MESSAGE, optionsKey } from '../catalog/variant.service.js'
 import type { Executor, ProductRow } from '../db/schema.js'
 import type { FieldProblem } from '../errors.js'
 import { toFieldProblems } from '../http/field-problems.js'
@@ -39,6 +36,11 @@ import {
   type MappedProduct,
   type MappedVariant,
 } from './product-mapping.js'
+import { listProductRows } from '../catalog/product-list.repository.js'
+import { findProductWithVariants } from '../catalog/variant-read.repository.js'
+import { type VariantFields } from '../catalog/variant.columns.js'
+import { DUPLICATE_OPTIONS_MESSAGE } from '../catalog/variant-conflicts.js'
+import { optionsKey } from '../catalog/variant-merge.js'
 
 /** A product as stored: its row and its variants in order. */
 export interface StoredProduct {

@@ -1,4 +1,3 @@
-import type { Deleted, Work } from '../catalog/product.service.js'
 import type { Executor, WebhookEndpointRow } from '../db/schema.js'
 import { isUuid, newId, nowIso, toIso } from '../db/values.js'
 import { AppError, type FieldProblem } from '../errors.js'
@@ -22,6 +21,7 @@ import {
 } from './webhook-endpoint.repository.js'
 import { webhookUrlProblem, type WebhookUrlOptions } from './webhook-url.js'
 import { newWebhookSecret } from './signature.js'
+import type { Deleted, Work } from '../catalog/product-write.js'
 
 /** The most endpoints one store may have (the contract's limit). */
 export const MAX_ENDPOINTS_PER_STORE = 16

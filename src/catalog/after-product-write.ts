@@ -1,0 +1,53 @@
+import { lockRulesForProductWrites, refreshMemberships } from '../collections/membership.js'
+import { inTransaction } from '../db/transactions.js'
+import type { NewDocumentProduct } from '../search/search-document.repository.js'
+import { withNewProductDocument, withSearchDocuments } from '../search/search-documents.js'
+import type { Work } from './product-write.js'
+
+/** Which products a write of products or variants wrote (`products` of its result). */
+export type Written<T> =
+  /** One new product: its search document is built from what its create answers. */
+  | { kind: 'created'; product: (result: T) => NewDocumentProduct }
+  /**
+   * Products written, read back for their documents. `created`: all new, so in no collection
+   * yet; `locked`: the write locked (or updated) each product's row.
+   */
+  | {
+      kind: 'written'
+      products: (result: T) => readonly string[]
+      created?: boolean
+      locked?: boolean
+    }
+  /** A deleted product: its document goes (it left its collections in the write). */
+  | { kind: 'deleted'; product: (result: T) => string }
+
+/**
+ * Every write of products or variants (create, bulk create, PATCH, DELETE, and those of
+ * variants): `work` in a transaction under the store's rules lock (shared), then, in the same
+ * transaction once its rows are written, what follows from them, in this order: the search
+ * documents of the products it wrote (search-documents.ts), then their memberships of smart
+ * collections and the events of those (membership.ts). Exact at commit, whatever the path.
+ */
+export function afterProductWrite<T>(storeId: string, written: Written<T>, work: Work<T>): Work<T> {
+  const documented =
+    written.kind === 'created'
+      ? withNewProductDocument(storeId, written.product, work)
+      : withSearchDocuments(
+          storeId,
+          (result) =>
+            written.kind === 'deleted' ? [written.product(result)] : written.products(result),
+          work,
+          written.kind === 'deleted' || written.locked,
+        )
+  return (db) =>
+    inTransaction(db, async (tx) => {
+      const rules = await lockRulesForProductWrites(tx, storeId)
+      const result = await documented(tx)
+      if (written.kind === 'created') {
+        await refreshMemberships(tx, storeId, [written.product(result).id], rules, true)
+      } else if (written.kind === 'written') {
+        await refreshMemberships(tx, storeId, written.products(result), rules, written.created)
+      }
+      return result
+    })
+}

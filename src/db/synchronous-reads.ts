@@ -1,2 +1,0 @@
-/** Kept for the callers that import it from here: statements.ts holds it. */
-export { readSynchronously } from './statements.js'

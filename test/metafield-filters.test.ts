@@ -111,4 +111,35 @@ describeEachDialect('metafield filters and facets over the index', (dialect) => 
     })
     assert.equal(text, 'Wash cold\nlinen\nsummer')
   })
+
+  it('a PATCH leaves the index rows of the values it keeps, deletes the gone ones, adds the new', async (t) => {
+    const api = await buildTestApi(t, dialect)
+    const color = await define(api, { key: 'color', type: 'list.single_line_text_field' })
+    const seats = await define(api, { key: 'seats', type: 'number_integer' })
+    const names = new Map([
+      [color.id, 'color'],
+      [seats.id, 'seats'],
+    ])
+    const product = await api.createProduct({
+      name: 'A',
+      metafields: { 'custom.color': ['red', 'blue'], 'custom.seats': 2 },
+    })
+    const rows = async () => {
+      const { rows } = await sql<{ definition_id: string; value: string }>`
+        select definition_id, value from metafield_values
+        where store_id = ${'store-a'} and record_id = ${product.id}`.execute(api.database.kysely)
+      return rows.map((row) => `${names.get(row.definition_id)}=${JSON.parse(row.value)}`).sort()
+    }
+    assert.deepEqual(await rows(), ['color=blue', 'color=red', 'seats=2'])
+    const patch = async (metafields: Record<string, unknown>) => {
+      const res = await api.patch(`/products/${product.id}`, { metafields })
+      assert.equal(res.statusCode, 200, res.body)
+    }
+    await patch({ 'custom.color': ['blue', 'green'] })
+    assert.deepEqual(await rows(), ['color=blue', 'color=green', 'seats=2'])
+    await patch({ 'custom.seats': null })
+    assert.deepEqual(await rows(), ['color=blue', 'color=green'])
+    await patch({ 'custom.seats': 3, 'custom.color': null })
+    assert.deepEqual(await rows(), ['seats=3'])
+  })
 })

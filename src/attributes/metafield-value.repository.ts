@@ -1,5 +1,5 @@
 import { CompiledQuery } from 'kysely'
-import { dialectOf } from '../db/dialect.js'
+import { dialectOf, type SqlDialect } from '../db/dialect.js'
 import { insertRows } from '../db/multi-row-insert.js'
 import { statement } from '../db/statements.js'
 import type { Executor } from '../db/schema.js'
@@ -11,18 +11,25 @@ export interface IndexedValue {
   value: string
 }
 
+/** The record whose filter index rows are written. */
+interface IndexedRecord {
+  storeId: string
+  recordId: string
+  productId: string
+}
+
 const RECORD_TABLES = { product: 'products', variant: 'variants' } as const
 type Owner = keyof typeof RECORD_TABLES
 
 /**
  * Replaces the filter index rows of one record (a product, or a variant, whose rows count for
- * its product) with `values`, whatever their number in one statement on PostgreSQL (rows
- * that stay are left, the others deleted, the new ones inserted) and in two on SQLite, where
+ * its product) with `values`, whatever their number: rows that stay are left, the others
+ * deleted, the new ones inserted, in one statement on PostgreSQL and in two on SQLite, where
  * a statement costs no round trip. Skipped when the record had none and has none.
  */
 export async function replaceIndexedValues(
   db: Executor,
-  record: { storeId: string; recordId: string; productId: string },
+  record: IndexedRecord,
   values: readonly IndexedValue[],
   hadAny: boolean,
 ): Promise<void> {
@@ -31,16 +38,32 @@ export async function replaceIndexedValues(
     return
   }
   const items = JSON.stringify(values.map((item) => [item.definitionId, item.value]))
-  const params = [record.storeId, record.productId, record.recordId, items]
-  if (dialectOf(db).name === 'postgres') {
-    await db.executeQuery(CompiledQuery.raw(REPLACE_POSTGRES, params))
-    return
-  }
-  if (hadAny) await deleteIndexedValues(db, record.storeId, record.recordId)
-  await db.executeQuery(CompiledQuery.raw(INSERT_SQLITE, params))
+  await REPLACE[dialectOf(db).name](db, record, items, hadAny)
 }
 
-/** Parameters of both: store, product, record, the rows as a JSON array of [definition, value]. */
+/**
+ * The two statements of replaceIndexedValues: the rows whose value is gone are deleted, the
+ * new ones inserted, and those that stay are left (their primary key ignores them).
+ * `items` is the rows as a JSON array of [definition, value].
+ */
+const REPLACE: Record<
+  SqlDialect['name'],
+  (db: Executor, record: IndexedRecord, items: string, hadAny: boolean) => Promise<void>
+> = {
+  postgres: async (db, { storeId, productId, recordId }, items) => {
+    await db.executeQuery(
+      CompiledQuery.raw(REPLACE_POSTGRES, [storeId, productId, recordId, items]),
+    )
+  },
+  sqlite: async (db, { storeId, productId, recordId }, items, hadAny) => {
+    if (hadAny) {
+      await db.executeQuery(CompiledQuery.raw(DELETE_GONE_SQLITE, [storeId, recordId, items]))
+    }
+    await db.executeQuery(CompiledQuery.raw(INSERT_SQLITE, [storeId, productId, recordId, items]))
+  },
+}
+
+/** Parameters: store, product, record, items. */
 const REPLACE_POSTGRES = `
   with items as (
     select (item->>0)::uuid as definition_id, item->>1 as value
@@ -55,10 +78,21 @@ const REPLACE_POSTGRES = `
   select $1, definition_id, value, $2::uuid, $3::uuid from items
   on conflict do nothing`
 
+/** Parameters: store, record, items. */
+const DELETE_GONE_SQLITE = `
+  delete from metafield_values
+  where store_id = ? and record_id = ?
+    and not exists (select 1 from json_each(?) as item
+      where json_extract(item.value, '$[0]') = metafield_values.definition_id
+        and json_extract(item.value, '$[1]') = metafield_values.value)`
+
+/** Parameters: store, product, record, items. */
 const INSERT_SQLITE = `
   insert into metafield_values (store_id, definition_id, value, product_id, record_id)
   select ?, json_extract(item.value, '$[0]'), json_extract(item.value, '$[1]'), ?, ?
-  from json_each(?) as item`
+  from json_each(?) as item
+  where true
+  on conflict do nothing`
 
 /** A filter index row of a new record (a bulk create's products and variants). */
 export interface NewIndexRow extends IndexedValue {

@@ -2,6 +2,8 @@ import assert from 'node:assert/strict'
 import { it } from 'node:test'
 import { sql } from 'kysely'
 import pg from 'pg'
+import { START } from '../src/events/event-queries.js'
+import { findEventRows, findHorizon, hasHeldBackEvent } from '../src/events/event.repository.js'
 import type { Resolver } from '../src/webhooks/address-guard.js'
 import { API, buildTestApi, describeEachDialect, expectError, POSTGRES_URL } from './helpers.js'
 import { create, createKey, databaseUrlFor, request, startServe } from './process-helpers.js'
@@ -93,6 +95,32 @@ describeEachDialect('the event feed right after a write', (dialect) => {
   })
 
   if (dialect === 'postgres') {
+    it('an event held back at a read is still waited for when the older transaction ends before the check', async (t) => {
+      // The page's two reads (its events, then whether any were held back) must use one
+      // horizon: had the check taken a newer one, an event held back by a transaction that
+      // ended between them would be neither read nor waited for.
+      const api = await buildTestApi(t, dialect)
+      const db = api.database.kysely
+      let began!: () => void
+      let finish!: () => void
+      const beginning = new Promise<void>((resolve) => (began = resolve))
+      const finishing = new Promise<void>((resolve) => (finish = resolve))
+      const older = db.transaction().execute(async (trx) => {
+        await sql`select pg_current_xact_id()`.execute(trx)
+        began()
+        await finishing
+      })
+      await beginning
+      await api.createProduct({ name: 'Held back' })
+      const query = { storeId: 'store-a', after: START, type: undefined, limit: 10 }
+      const horizon = await findHorizon(db)
+      assert.deepEqual(await findEventRows(db, query, horizon), [])
+      finish()
+      await older
+      assert.equal(await hasHeldBackEvent(db, query, horizon), true)
+      assert.equal((await findEventRows(db, query, await findHorizon(db))).length, 1)
+    })
+
     it('a transaction of another database of the server does not hold the feed back', async (t) => {
       const api = await buildTestApi(t, dialect)
       const start = (await api.get('/events')).json().nextCursor

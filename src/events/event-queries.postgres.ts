@@ -44,14 +44,15 @@ async function horizonOf(db: Executor): Promise<string> {
 }
 
 export const POSTGRES_EVENT_QUERIES: EventQueries = {
-  async findEventRows(db, { storeId, after, type, limit }: EventPageQuery) {
-    const horizon = await horizonOf(db)
+  findHorizon: horizonOf,
+
+  async findEventRows(db, { storeId, after, type, limit }: EventPageQuery, horizon) {
     const { rows } = await sql<EventRow>`
       select xid::text as xid, seq, id, type, object, previous, created_at
       from events
       where store_id = ${storeId}
         and (xid, seq) > (${after.xid}::xid8, ${after.seq}::bigint)
-        and xid < ${horizon}::xid8
+        and xid < ${horizon!}::xid8
         ${typeIs(type)}
       order by events.xid, events.seq
       limit ${limit}
@@ -59,13 +60,12 @@ export const POSTGRES_EVENT_QUERIES: EventQueries = {
     return rows
   },
 
-  async hasHeldBackEvent(db, { storeId, after, type }) {
-    const horizon = await horizonOf(db)
+  async hasHeldBackEvent(db, { storeId, after, type }, horizon) {
     const { rows } = await sql`
       select 1 from events
       where store_id = ${storeId}
         and (xid, seq) > (${after.xid}::xid8, ${after.seq}::bigint)
-        and xid >= ${horizon}::xid8
+        and xid >= ${horizon!}::xid8
         ${typeIs(type)}
       limit 1
     `.execute(db)

@@ -8,6 +8,8 @@ import type { EventPageQuery, EventPosition, EventQueries, EventRow } from './ev
 const typeIs = (type: string | undefined) => (type === undefined ? sql`` : sql`and type = ${type}`)
 
 export const SQLITE_EVENT_QUERIES: EventQueries = {
+  findHorizon: async () => undefined,
+
   async findEventRows(db, { storeId, after, type, limit }: EventPageQuery) {
     const { rows } = await sql<EventRow>`
       select '0' as xid, seq, id, type, object, previous, created_at

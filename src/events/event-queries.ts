@@ -35,13 +35,28 @@ export interface EventPageQuery {
  * PostgreSQL, seq alone on SQLite): one implementation per dialect, picked by the executor's.
  */
 export interface EventQueries {
-  /** The store's events after a position, in position order, of finished transactions only. */
-  findEventRows(db: Executor, query: EventPageQuery): Promise<EventRow[]>
+  /**
+   * Where the feed is read up to now (PostgreSQL: the oldest transaction of the database
+   * still running, see event-queries.postgres.ts); undefined on SQLite, which holds nothing
+   * back. Passed to both reads of a page, so that they agree on what was held back.
+   */
+  findHorizon(db: Executor): Promise<string | undefined>
+  /** The store's events after a position, in position order, below the horizon only. */
+  findEventRows(
+    db: Executor,
+    query: EventPageQuery,
+    horizon: string | undefined,
+  ): Promise<EventRow[]>
   /**
    * Whether the store has a committed event after `after` (of `type`, if given) that
-   * findEventRows holds back, because a transaction older than its own is still running.
+   * findEventRows held back at `horizon`, because a transaction older than its own was still
+   * running. Such an event is read once the horizon has moved past it.
    */
-  hasHeldBackEvent(db: Executor, query: Omit<EventPageQuery, 'limit'>): Promise<boolean>
+  hasHeldBackEvent(
+    db: Executor,
+    query: Omit<EventPageQuery, 'limit'>,
+    horizon: string | undefined,
+  ): Promise<boolean>
   /** Whether the store has an event at exactly this position (one probe of its primary key). */
   hasEventAt(db: Executor, storeId: string, position: EventPosition): Promise<boolean>
   /** The position of the last event of the store deleted by retention; undefined when none was. */

@@ -12,10 +12,11 @@ const QUERIES: Record<Dialect, EventQueries> = {
 
 const queriesOf = (db: Executor): EventQueries => QUERIES[dialectOf(db).name]
 
-export const findEventRows: EventQueries['findEventRows'] = (db, query) =>
-  queriesOf(db).findEventRows(db, query)
-export const hasHeldBackEvent: EventQueries['hasHeldBackEvent'] = (db, query) =>
-  queriesOf(db).hasHeldBackEvent(db, query)
+export const findHorizon: EventQueries['findHorizon'] = (db) => queriesOf(db).findHorizon(db)
+export const findEventRows: EventQueries['findEventRows'] = (db, query, horizon) =>
+  queriesOf(db).findEventRows(db, query, horizon)
+export const hasHeldBackEvent: EventQueries['hasHeldBackEvent'] = (db, query, horizon) =>
+  queriesOf(db).hasHeldBackEvent(db, query, horizon)
 export const hasEventAt: EventQueries['hasEventAt'] = (db, storeId, position) =>
   queriesOf(db).hasEventAt(db, storeId, position)
 export const findPrunedThrough: EventQueries['findPrunedThrough'] = (db, storeId) =>

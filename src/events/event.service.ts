@@ -14,6 +14,7 @@ import {
 } from './event-cursor.js'
 import {
   findEventRows,
+  findHorizon,
   findPrunedThrough,
   hasEventAt,
   hasHeldBackEvent,
@@ -127,18 +128,23 @@ const HELD_BACK_POLL_MS = 10
 
 /**
  * The rows of a page. On PostgreSQL an event committed a moment ago is held back while any
- * older transaction on the server is still running (findEventRows), so a client that reads
+ * older transaction of the database is still running (findEventRows), so a client that reads
  * the feed right after its write's 200 could miss its own event; a page that reaches the end
  * of what is shown waits for such events, up to HELD_BACK_WAIT_MS, re-reading every few
  * milliseconds. A long transaction elsewhere still delays them, never for longer than that.
  */
 async function readEventRows(database: Database, query: EventPageQuery): Promise<EventRow[]> {
   const deadline = Date.now() + HELD_BACK_WAIT_MS
+  const db = database.kysely
   for (;;) {
-    const rows = await findEventRows(database.kysely, query)
+    // One horizon for both reads: had the held-back check taken a newer one, an event held
+    // back by a transaction that ended between the two would be below it, so neither read
+    // nor waited for (the page missed a write answered before it).
+    const horizon = await findHorizon(db)
+    const rows = await findEventRows(db, query, horizon)
     if (rows.length === query.limit || Date.now() >= deadline) return rows
     const last: EventPosition = rows.at(-1) ?? query.after
-    if (!(await hasHeldBackEvent(database.kysely, { ...query, after: last }))) return rows
+    if (!(await hasHeldBackEvent(db, { ...query, after: last }, horizon))) return rows
     await new Promise((resolve) => setTimeout(resolve, HELD_BACK_POLL_MS))
   }
 }

@@ -78,9 +78,12 @@ const REPLACE_POSTGRES = `
   select $1, definition_id, value, $2::uuid, $3::uuid from items
   on conflict do nothing`
 
-/** Parameters: store, record, items. */
+/**
+ * Parameters: store, record, items. Without its index named, SQLite's planner reads every row
+ * of the store through the primary key (its store_id prefix covers the subquery's columns).
+ */
 const DELETE_GONE_SQLITE = `
-  delete from metafield_values
+  delete from metafield_values indexed by metafield_values_by_record
   where store_id = ? and record_id = ?
     and not exists (select 1 from json_each(?) as item
       where json_extract(item.value, '$[0]') = metafield_values.definition_id

@@ -293,6 +293,24 @@ export async function addVariant(
   return res.json().data
 }
 
+/**
+ * Creates a metafield definition (`custom.<key>` of a product, named x, unless `body` says
+ * otherwise) and returns its record; fails the test unless the answer is 200.
+ */
+export async function defineMetafield(
+  api: TestApi,
+  body: Record<string, unknown>,
+): Promise<Record<string, any>> {
+  const res = await api.post('/metafield-definitions', {
+    owner: 'product',
+    namespace: 'custom',
+    name: 'x',
+    ...body,
+  })
+  assert.equal(res.statusCode, 200, res.body)
+  return res.json().data
+}
+
 /** Follows nextCursor from the first page (or from `cursor`) to the last; returns the pages. */
 export async function walkPages(
   api: TestApi,

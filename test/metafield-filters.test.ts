@@ -7,20 +7,17 @@ import {
   metafieldFilters,
 } from '../src/attributes/metafield-filters.js'
 import { searchableTextOf } from '../src/attributes/metafield-values.js'
-import { addVariant, buildTestApi, describeEachDialect, type TestApi } from './helpers.js'
+import {
+  addVariant,
+  buildTestApi,
+  describeEachDialect,
+  type TestApi,
+  defineMetafield,
+} from './helpers.js'
 
 /** The search's side, before it lands: filters and facets over the filter index. */
-async function define(api: TestApi, body: Record<string, unknown>) {
-  const res = await api.post('/metafield-definitions', {
-    owner: 'product',
-    namespace: 'custom',
-    name: 'x',
-    filterable: true,
-    ...body,
-  })
-  assert.equal(res.statusCode, 200, res.body)
-  return res.json().data
-}
+const define = (api: TestApi, body: Record<string, unknown>) =>
+  defineMetafield(api, { filterable: true, ...body })
 
 describeEachDialect('metafield filters and facets over the index', (dialect) => {
   it('a filter matches products holding a value (a list item, a variant value), facets count them', async (t) => {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { it } from 'node:test'
-import { buildTestApi, describeEachDialect, type TestApi } from './helpers.js'
+import { buildTestApi, describeEachDialect, type TestApi, defineMetafield } from './helpers.js'
 import { csv, importText } from './import-helpers.js'
 
 /**
@@ -11,16 +11,7 @@ import { csv, importText } from './import-helpers.js'
  * events, smart collections).
  */
 
-async function define(api: TestApi, body: Record<string, unknown>) {
-  const res = await api.post('/metafield-definitions', {
-    owner: 'product',
-    namespace: 'custom',
-    name: 'x',
-    ...body,
-  })
-  assert.equal(res.statusCode, 200, res.body)
-  return res.json().data
-}
+const define = (api: TestApi, body: Record<string, unknown>) => defineMetafield(api, body)
 
 /** POST /imports of `file`, waited for: the job's record. */
 async function importOverHttp(api: TestApi, file: string) {

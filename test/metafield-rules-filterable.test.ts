@@ -6,6 +6,7 @@ import {
   expectError,
   POSTGRES_URL,
   type TestApi,
+  defineMetafield,
 } from './helpers.js'
 
 /**
@@ -14,18 +15,8 @@ import {
  * attribute, so the switch is refused until the collection's rules change.
  */
 
-async function define(api: TestApi, body: Record<string, unknown>) {
-  const res = await api.post('/metafield-definitions', {
-    owner: 'product',
-    namespace: 'custom',
-    name: 'x',
-    filterable: true,
-    type: 'single_line_text_field',
-    ...body,
-  })
-  assert.equal(res.statusCode, 200, res.body)
-  return res.json().data
-}
+const define = (api: TestApi, body: Record<string, unknown>) =>
+  defineMetafield(api, { filterable: true, type: 'single_line_text_field', ...body })
 
 async function members(api: TestApi, id: string): Promise<string[]> {
   const res = await api.get(`/collections/${id}/products`)

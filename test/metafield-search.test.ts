@@ -6,20 +6,12 @@ import {
   describeEachDialect,
   expectError,
   type TestApi,
+  defineMetafield,
 } from './helpers.js'
 
 /** Custom attributes in the list's search, filters and facets, and in smart collection rules. */
-async function define(api: TestApi, body: Record<string, unknown>) {
-  const res = await api.post('/metafield-definitions', {
-    owner: 'product',
-    namespace: 'custom',
-    name: 'x',
-    filterable: true,
-    ...body,
-  })
-  assert.equal(res.statusCode, 200, res.body)
-  return res.json().data
-}
+const define = (api: TestApi, body: Record<string, unknown>) =>
+  defineMetafield(api, { filterable: true, ...body })
 
 async function names(api: TestApi, query: string): Promise<string[]> {
   const res = await api.get(`/products?${query}`)

@@ -29,9 +29,10 @@ export async function facetCounts(
 }
 
 /**
- * The statement of facetCounts (EXPLAIN reads it too). A value facet reads the matching
- * products first, then their values by product (SQLite takes CROSS JOIN's order as written:
- * from a q's few matches, not from every value of the store).
+ * The statement of facetCounts (EXPLAIN reads it too). A column's facet reads the matching
+ * products' column, then groups it. A value facet reads the matching products first, then
+ * their values by product (SQLite takes CROSS JOIN's order as written: from a q's few
+ * matches, not from every value of the store).
  */
 export function facetQuery(
   db: Executor,
@@ -41,14 +42,17 @@ export function facetQuery(
   source: FacetSource,
 ): RawBuilder<{ value: string; count: number | string }> {
   const on = sideOf(request)
-  const where = conditions(db, storeId, request, { exceptFacet: name, on })
+  const where = conditions(db, storeId, request, { exceptFacet: name, on, whole: true })
   if ('column' in source) {
-    const column = columnOf(on, source.column)
+    // The matches read first (materialized), then grouped: an index of the column, which
+    // would serve the grouping, does not then decide how the matches are found.
     return sql<{ value: string; count: number | string }>`
-          select ${column} as value, count(*) as count
-          from ${tableOf(on)}
-          where ${sql.join(where, sql` and `)} and ${column} is not null
-          group by ${column}`
+          with m as materialized (
+            select ${columnOf(on, source.column)} as value from ${tableOf(on)}
+            where ${sql.join(where, sql` and `)}
+          )
+          select m.value as value, count(*) as count from m
+          where m.value is not null group by m.value`
   }
   return sql<{ value: string; count: number | string }>`
           select min(f.value) as value, count(*) as count
@@ -67,7 +71,7 @@ export async function priceRange(
   request: SearchRequest,
 ): Promise<{ min: number | null; max: number | null }> {
   const on = sideOf(request)
-  const where = conditions(db, storeId, request, { exceptFacet: 'price', on })
+  const where = conditions(db, storeId, request, { exceptFacet: 'price', on, whole: true })
   const price = columnOf(on, 'price_e4')
   const result = await sql<{ min: number | string | null; max: number | string | null }>`
     select min(${price}) as min, max(${price}) as max from ${tableOf(on)}
@@ -159,7 +163,7 @@ export function sharedFacetsQuery(
   return sql<SharedRow>`
     with m as materialized (
       select ${sql.join(read)} from ${tableOf(on)}
-      where ${sql.join(conditions(db, storeId, request, { on }), sql` and `)}
+      where ${sql.join(conditions(db, storeId, request, { on, whole: true }), sql` and `)}
     )
     ${sql.join(arms, sql` union all `)}`
 }

@@ -470,11 +470,15 @@ const { sql } = await import('kysely')
 const database = createDatabase(url)
 const postgres = database.dialect === 'postgres'
 const keys = await import(\`./dist/db/migrations/\${database.dialect}/2026-11-30T05-search-keys.js\`)
+// SQLite's 2026-11-30T07 dropped a trigger of T05: undone first, done again after T05.
+const written = postgres ? undefined : await import('./dist/db/migrations/sqlite/2026-11-30T07-search-keys-written.js')
+await written?.down(database.kysely)
 await keys.down(database.kysely)
 const t0 = performance.now()
 await backfillSearchDocuments(database.kysely, postgres ? '::uuid' : '')
 if (postgres) await sql\`create index product_search_words on product_search using gin (document)\`.execute(database.kysely)
 await keys.up(database.kysely)
+await written?.up(database.kysely)
 await database.close()
 console.log(JSON.stringify({ seconds: (performance.now() - t0) / 1000, maxRssMiB: process.resourceUsage().maxRSS / 1024 }))
 `

@@ -138,6 +138,33 @@ describeEachDialect('metafields in the product list', (dialect) => {
       { value: 10, count: 2 },
       { value: 9, count: 1 },
     ])
+    // Without q the facets read every match from the filtered values' rows: a product is
+    // counted once however many of its rows hold them (two variants; two items of a list).
+    const byVariant = await api.get(
+      '/products?metafield.custom.fit=slim&facets=vendor,tag,price,metafield.custom.seats',
+    )
+    assert.deepEqual(byVariant.json().facets.vendor, [{ value: 'Globex', count: 1 }])
+    assert.deepEqual(byVariant.json().facets['metafield.custom.seats'], [{ value: 10, count: 1 }])
+    const bothItems = await api.get(
+      '/products?metafield.custom.color=Red&metafield.custom.color=blue&metafield.custom.color=red&facets=vendor,metafield.custom.seats',
+    )
+    assert.deepEqual(bothItems.json().facets.vendor, [{ value: 'Acme', count: 2 }])
+    assert.deepEqual(bothItems.json().facets['metafield.custom.seats'], [
+      { value: 9, count: 1 },
+      { value: 10, count: 1 },
+    ])
+    // A facet with a filter of its own, beside an attribute's filter: its own left out.
+    const ownFilter = await api.get(
+      '/products?vendor=Acme&metafield.custom.seats=10&facets=vendor,metafield.custom.color',
+    )
+    assert.deepEqual(ownFilter.json().facets.vendor, [
+      { value: 'Acme', count: 1 },
+      { value: 'Globex', count: 1 },
+    ])
+    assert.deepEqual(ownFilter.json().facets['metafield.custom.color'], [
+      { value: 'blue', count: 1 },
+      { value: 'Red', count: 1 },
+    ])
   })
 
   it('finds searchable text values with q, kept on writes, definition changes and deletes', async (t) => {

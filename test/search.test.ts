@@ -190,6 +190,12 @@ describeEachDialect('GET /products filters and facets', (dialect) => {
       ].sort((x, y) => x.value.localeCompare(y.value)),
     )
     assert.deepEqual(page.facets.product_type, [{ value: 'Shirt', count: 1 }])
+    // Value facets counted in one read of the matches' rows: each its own, a name given twice
+    // in two cases answered twice.
+    const twice = await body(api, 'vendor=Acme&facets=option.COLOR,tag,option.color,price')
+    assert.deepEqual(twice.facets['option.color'], page.facets['option.COLOR'])
+    assert.deepEqual(twice.facets['option.COLOR'], page.facets['option.COLOR'])
+    assert.deepEqual(twice.facets.tag, page.facets.tag)
     const priced = await body(api, 'price_min=15&facets=price,vendor&facet_limit=1')
     assert.deepEqual(priced.facets.price, { min: 10, max: 30 })
     assert.deepEqual(priced.facets.vendor, [{ value: 'Acme', count: 1 }])

@@ -110,17 +110,24 @@ export function queryValue(type: MetafieldType, text: string): string | undefine
 }
 
 /**
- * The condition "the product `productId` (a column reference) has one of the filter's values":
- * one probe of metafield_values' primary key per value.
+ * The condition "the product `productId` (a column reference) has one of the filter's values".
+ * `page` (a sorted page, which may stop early): one probe of metafield_values' primary key per
+ * candidate and value. `whole` (every match read, no word to drive it): the products listed
+ * by the values' own rows of the primary key, so that the read starts from them rather than
+ * from every product of the store (an `in`: a product is one match however many rows hold it).
  */
 export function metafieldCondition(
   storeId: string,
   productId: string,
   filter: MetafieldFilter,
+  read: 'page' | 'whole' = 'page',
 ): RawBuilder<boolean> {
-  return sql<boolean>`exists (select 1 from metafield_values mv
+  const holding = sql`metafield_values mv
     where mv.store_id = ${storeId} and mv.definition_id = ${filter.definitionId}
-      and mv.value in (${sql.join(filter.values)}) and mv.product_id = ${sql.ref(productId)})`
+      and mv.value in (${sql.join(filter.values)})`
+  if (read === 'whole')
+    return sql<boolean>`${sql.ref(productId)} in (select mv.product_id from ${holding})`
+  return sql<boolean>`exists (select 1 from ${holding} and mv.product_id = ${sql.ref(productId)})`
 }
 
 /**

@@ -78,8 +78,8 @@ function metafieldKind(
   return {
     param: 'metafield.',
     normalize: (value) => value,
-    condition: (_db, _param, values, on) =>
-      metafieldCondition(storeId, on.id, { definitionId, type, values: [...values] }),
+    condition: (_db, _param, values, on, read) =>
+      metafieldCondition(storeId, on.id, { definitionId, type, values: [...values] }, read),
   }
 }
 

@@ -2,6 +2,7 @@ import { sql, type RawBuilder } from 'kysely'
 import { dialectOf, type Dialect } from '../db/dialect.js'
 import type { Executor } from '../db/schema.js'
 import { DOCUMENTS, PRODUCTS, priceBetween, type Condition, type ProductSide } from './filters.js'
+import type { MatchRead } from './search-filters.js'
 import type { SearchRequest } from './search-query.js'
 
 /**
@@ -100,15 +101,20 @@ export function columnOf(on: ProductSide, column: string): RawBuilder<unknown> {
   return sql.ref(column === 'id' ? on.id : `${on.alias}.${column}`)
 }
 
-/** The conditions of a request on side `on`, but those of the facet `exceptFacet` when named. */
+/**
+ * The conditions of a request on side `on`, but those of the facet `exceptFacet` when named.
+ * `whole`: every match is read (a facet's or the price range's read, no sort to stop it):
+ * without `q`, the filters that can are written to drive the read from their own index.
+ */
 export function conditions(
   db: Executor,
   storeId: string,
   request: SearchRequest,
-  options: { exceptFacet?: string; withQuery?: boolean; on?: ProductSide } = {},
+  options: { exceptFacet?: string; withQuery?: boolean; on?: ProductSide; whole?: boolean } = {},
 ): Condition[] {
   const engine = ENGINES[dialectOf(db).name]
-  const { exceptFacet, withQuery = true, on = PRODUCTS } = options
+  const { exceptFacet, withQuery = true, on = PRODUCTS, whole = false } = options
+  const read: MatchRead = whole && !(withQuery && request.q) ? 'whole' : 'page'
   const own = exceptFacet === undefined ? undefined : facetKey(exceptFacet)
   const all: Condition[] = [sql<boolean>`${columnOf(on, 'store_id')} = ${storeId}`]
   if (withQuery && request.q) {
@@ -123,7 +129,7 @@ export function conditions(
   }
   for (const filter of request.filters) {
     if (facetKey(filter.param) !== own) {
-      all.push(filter.kind.condition(db, filter.param, filter.values, on))
+      all.push(filter.kind.condition(db, filter.param, filter.values, on, read))
     }
   }
   if (own !== 'price' && (request.priceMinE4 !== undefined || request.priceMaxE4 !== undefined)) {
@@ -143,7 +149,7 @@ export function matchingProductIds(
   exceptFacet: string,
 ): RawBuilder<unknown> | undefined {
   const on = sideOf(request)
-  const where = conditions(db, storeId, request, { exceptFacet, on })
+  const where = conditions(db, storeId, request, { exceptFacet, on, whole: true })
   if (where.length === 1) return undefined
   return sql`select ${columnOf(on, 'id')} as id from ${tableOf(on)}
     where ${sql.join(where, sql` and `)}`

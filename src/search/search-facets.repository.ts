@@ -29,9 +29,10 @@ export async function facetCounts(
 }
 
 /**
- * The statement of facetCounts (EXPLAIN reads it too). A value facet reads the matching
- * products first, then their values by product (SQLite takes CROSS JOIN's order as written:
- * from a q's few matches, not from every value of the store).
+ * The statement of facetCounts (EXPLAIN reads it too). A column's facet reads the matching
+ * products' column, then groups it. A value facet reads the matching products first, then
+ * their values by product (SQLite takes CROSS JOIN's order as written: from a q's few
+ * matches, not from every value of the store).
  */
 export function facetQuery(
   db: Executor,
@@ -41,14 +42,17 @@ export function facetQuery(
   source: FacetSource,
 ): RawBuilder<{ value: string; count: number | string }> {
   const on = sideOf(request)
-  const where = conditions(db, storeId, request, { exceptFacet: name, on })
+  const where = conditions(db, storeId, request, { exceptFacet: name, on, whole: true })
   if ('column' in source) {
-    const column = columnOf(on, source.column)
+    // The matches read first (materialized), then grouped: an index of the column, which
+    // would serve the grouping, does not then decide how the matches are found.
     return sql<{ value: string; count: number | string }>`
-          select ${column} as value, count(*) as count
-          from ${tableOf(on)}
-          where ${sql.join(where, sql` and `)} and ${column} is not null
-          group by ${column}`
+          with m as materialized (
+            select ${columnOf(on, source.column)} as value from ${tableOf(on)}
+            where ${sql.join(where, sql` and `)}
+          )
+          select m.value as value, count(*) as count from m
+          where m.value is not null group by m.value`
   }
   return sql<{ value: string; count: number | string }>`
           select min(f.value) as value, count(*) as count
@@ -67,7 +71,7 @@ export async function priceRange(
   request: SearchRequest,
 ): Promise<{ min: number | null; max: number | null }> {
   const on = sideOf(request)
-  const where = conditions(db, storeId, request, { exceptFacet: 'price', on })
+  const where = conditions(db, storeId, request, { exceptFacet: 'price', on, whole: true })
   const price = columnOf(on, 'price_e4')
   const result = await sql<{ min: number | string | null; max: number | string | null }>`
     select min(${price}) as min, max(${price}) as max from ${tableOf(on)}
@@ -101,7 +105,7 @@ export async function sharedFacets(
   const answers = new Map<string, SharedFacetAnswer>()
   const number = (value: number | string | null) => (value === null ? null : Number(value))
   facets.forEach((facet, i) => {
-    const own = rows.filter((row) => Number(row.facet) === i)
+    const own = rows.filter((row) => Number(row.facet) === slotOf(facets, i))
     answers.set(
       facet.name,
       facet.source
@@ -118,6 +122,22 @@ type SharedRow = {
   count: number | string
   low: number | string | null
   high: number | string | null
+}
+
+/**
+ * The row number (`facet`) that answers facet `i`: a value facet's rows are counted once for
+ * every facet of the same kind and name (`option.Color` and `option.color`), under the first.
+ */
+function slotOf(facets: readonly SharedFacet[], i: number): number {
+  const source = facets[i]!.source
+  if (!source || 'column' in source) return i
+  return facets.findIndex(
+    (other) =>
+      other.source !== undefined &&
+      !('column' in other.source) &&
+      other.source.kind === source.kind &&
+      other.source.nameKey === source.nameKey,
+  )
 }
 
 /** The statement of sharedFacets (EXPLAIN reads it too). */
@@ -139,27 +159,52 @@ export function sharedFacetsQuery(
     sql`${columnOf(on, 'price_e4')} as price_e4`,
     ...columns.map((column, i) => sql`${columnOf(on, column)} as ${sql.ref(`c${i}`)}`),
   ]
-  const arms = facets.map(({ source }, i) => {
-    if (!source) {
-      return sql`select ${sql.lit(i)} as facet, cast(null as text) as value, 0 as count,
-        min(m.price_e4) as low, max(m.price_e4) as high from m`
-    }
-    if ('column' in source) {
-      return sql`select ${sql.lit(i)} as facet, ${alias(source.column)} as value, count(*) as count,
-          cast(null as bigint) as low, cast(null as bigint) as high
-        from m where ${alias(source.column)} is not null group by ${alias(source.column)}`
-    }
-    return sql`select ${sql.lit(i)} as facet, min(f.value) as value, count(*) as count,
+  // The value facets (search_facets' rows) are one arm: each match's rows are found once,
+  // whichever of those facets they belong to, and grouped by facet and value.
+  const valueFacets = facets.flatMap(({ source }, i) =>
+    source && !('column' in source) && slotOf(facets, i) === i ? [{ i, source }] : [],
+  )
+  const valueArm =
+    valueFacets.length === 0
+      ? []
+      : [
+          sql`select case ${sql.join(
+            valueFacets.map(
+              ({ i, source }) =>
+                sql`when f.kind = ${source.kind} and f.name_key = ${source.nameKey} then ${sql.lit(i)}`,
+            ),
+            sql` `,
+          )} end as facet, min(f.value) as value, count(*) as count,
         cast(null as bigint) as low, cast(null as bigint) as high
       from search_facets f
-      where f.store_id = ${storeId} and f.kind = ${source.kind} and f.name_key = ${source.nameKey}
+      where f.store_id = ${storeId}
+        and (${sql.join(
+          valueFacets.map(
+            ({ source }) => sql`(f.kind = ${source.kind} and f.name_key = ${source.nameKey})`,
+          ),
+          sql` or `,
+        )})
         and ${dialectOf(db).inSubquery('f.product_id', sql`select m.id from m`)}
-      group by f.value_key`
+      group by 1, f.value_key`,
+        ]
+  const arms = facets.flatMap(({ source }, i) => {
+    if (source && !('column' in source)) return []
+    if (!source) {
+      return [
+        sql`select ${sql.lit(i)} as facet, cast(null as text) as value, 0 as count,
+        min(m.price_e4) as low, max(m.price_e4) as high from m`,
+      ]
+    }
+    return [
+      sql`select ${sql.lit(i)} as facet, ${alias(source.column)} as value, count(*) as count,
+          cast(null as bigint) as low, cast(null as bigint) as high
+        from m where ${alias(source.column)} is not null group by ${alias(source.column)}`,
+    ]
   })
   return sql<SharedRow>`
     with m as materialized (
       select ${sql.join(read)} from ${tableOf(on)}
-      where ${sql.join(conditions(db, storeId, request, { on }), sql` and `)}
+      where ${sql.join(conditions(db, storeId, request, { on, whole: true }), sql` and `)}
     )
-    ${sql.join(arms, sql` union all `)}`
+    ${sql.join([...arms, ...valueArm], sql` union all `)}`
 }

@@ -34,12 +34,26 @@ export interface FilterKind {
    * Its SQL on `on`'s side of the product. A kind whose `documents` is false reads only
    * `products` (`p`): a request naming it reads its matches there.
    */
-  condition: (db: Executor, param: string, values: readonly string[], on: ProductSide) => Condition
+  condition: (
+    db: Executor,
+    param: string,
+    values: readonly string[],
+    on: ProductSide,
+    read?: MatchRead,
+  ) => Condition
   /** Whether its condition can read the product's search document (`s`); yes unless false. */
   documents?: boolean
   /** Its facet of the same name, if it has one. */
   facet?: (param: string) => FacetSource
 }
+
+/**
+ * How a condition's matches are read: `page` (the default), probed one candidate at a time
+ * in the order of a sort or of `q`'s words, which may stop early; `whole`, every match read
+ * with no word to drive the read (facets, the price range), where a kind with an index of
+ * its matching products may drive the read from that index instead.
+ */
+export type MatchRead = 'page' | 'whole'
 
 const exact = (value: string) => value
 const withoutCase = (value: string) => value.toLowerCase()

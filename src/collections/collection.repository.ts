@@ -1,6 +1,6 @@
 import { sql } from 'kysely'
 import { dialectOf } from '../db/dialect.js'
-import { statement } from '../db/statements.js'
+import { sqlStatement, statement } from '../db/statements.js'
 import { newId } from '../db/values.js'
 import type { CollectionRow, CollectionTable, Executor } from '../db/schema.js'
 import type { Insertable } from 'kysely'
@@ -34,13 +34,17 @@ export interface RulesState {
 
 type StateRow = { token: string | null; collections: boolean | number }
 
-/** Each dialect's one statement of lockForProductWrite (SQLite takes no lock). */
+/** Each dialect's one statement of lockForProductWrite (SQLite takes no lock), named once. */
 const RULES_STATE = {
-  sqlite: (storeId: string) => sql<StateRow>`select
+  sqlite: sqlStatement(
+    (storeId: string) => sql<StateRow>`select
     (select token from collection_rules_tokens where store_id = ${storeId}) as token,
     exists (select 1 from collections where store_id = ${storeId}) as collections`,
-  postgres: (storeId: string) => sql<StateRow>`select token, collections
-    from collection_rules_state(${`collections:${storeId}`}, ${storeId})`,
+  ),
+  postgres: sqlStatement(
+    (lockKey: string, storeId: string) => sql<StateRow>`select token, collections
+    from collection_rules_state(${lockKey}, ${storeId})`,
+  ),
 }
 
 /**
@@ -49,8 +53,15 @@ const RULES_STATE = {
  * token's read do in two.
  */
 export async function lockForProductWrite(db: Executor, storeId: string): Promise<RulesState> {
-  const { rows } = await RULES_STATE[dialectOf(db).name](storeId).execute(db)
-  const row = rows[0]
+  const [row] =
+    dialectOf(db).name === 'postgres'
+      ? await RULES_STATE.postgres(db, `collections:${storeId}`, storeId)
+      : await RULES_STATE.sqlite(db, storeId)
+  return rulesStateOf(row)
+}
+
+/** A rules state as its statement answers it (no row: a store that never had a collection). */
+export function rulesStateOf(row: StateRow | undefined): RulesState {
   return { token: row?.token ?? undefined, collections: Boolean(row?.collections) }
 }
 

@@ -1,6 +1,12 @@
 import { lockRulesForProductWrites, refreshMemberships } from '../collections/membership.js'
 import { inTransaction } from '../db/transactions.js'
-import type { NewDocumentProduct } from '../search/search-document.repository.js'
+import type { RulesState } from '../collections/collection.repository.js'
+import {
+  refreshSearchDocuments,
+  writeStoredDocuments,
+  type NewDocumentProduct,
+} from '../search/search-document.repository.js'
+import type { StoredProduct } from '../search/search-document.postgres.js'
 import { withNewProductDocument, withSearchDocuments } from '../search/search-documents.js'
 import type { Work } from './product-write.js'
 
@@ -48,6 +54,42 @@ export function afterProductWrite<T>(storeId: string, written: Written<T>, work:
       } else if (written.kind === 'written') {
         await refreshMemberships(tx, storeId, written.products(result), rules, written.created)
       }
+      return result
+    })
+}
+
+/** What a write of one product that takes the store's rules lock itself answers. */
+export interface SelfLockedWrite<T> {
+  result: T
+  /** The store's rules state, read under the rules lock that the work took before any row lock. */
+  rules: RulesState
+  /**
+   * PostgreSQL: the product as its search document needs it, read after its row lock by the
+   * work's own statement; undefined: read here.
+   */
+  document?: StoredProduct
+}
+
+/**
+ * afterProductWrite for a write of one existing product whose work takes the store's rules
+ * lock (shared) itself, before any row lock: a product's PATCH, whose one statement on
+ * PostgreSQL takes it, and reads what the product's document needs, with its update
+ * (product-patch.repository.ts); its transaction path calls lockRulesForProductWrites first.
+ * Then, as afterProductWrite: the product's document, its memberships, in the same
+ * transaction.
+ */
+export function afterSelfLockedProductWrite<T>(
+  storeId: string,
+  productId: (result: T) => string,
+  work: Work<SelfLockedWrite<T>>,
+): Work<T> {
+  return (db) =>
+    inTransaction(db, async (tx) => {
+      const { result, rules, document } = await work(tx)
+      const id = productId(result)
+      if (document) await writeStoredDocuments(tx, storeId, [id], [document])
+      else await refreshSearchDocuments(tx, storeId, [id], true)
+      await refreshMemberships(tx, storeId, [id], rules)
       return result
     })
 }

@@ -1,5 +1,6 @@
 import { lockRulesForProductWrites, refreshMemberships } from '../collections/membership.js'
 import { inTransaction } from '../db/transactions.js'
+import { stampReadAtStart } from '../attributes/definition-cache.js'
 import type { RulesState } from '../collections/collection.repository.js'
 import {
   refreshSearchDocuments,
@@ -27,6 +28,11 @@ export type Written<T> =
   /** A deleted product: its document goes (it left its collections in the write). */
   | { kind: 'deleted'; product: (result: T) => string }
 
+/** A write that only creates products: no other write can hold their rows' locks. */
+function isCreate<T>(written: Written<T>): boolean {
+  return written.kind === 'created' || (written.kind === 'written' && written.created === true)
+}
+
 /**
  * Every write of products or variants (create, bulk create, PATCH, DELETE, and those of
  * variants): `work` in a transaction under the store's rules lock (shared), then, in the same
@@ -48,6 +54,9 @@ export function afterProductWrite<T>(storeId: string, written: Written<T>, work:
   return (db) =>
     inTransaction(db, async (tx) => {
       const rules = await lockRulesForProductWrites(tx, storeId)
+      if (rules.definitionStamp !== undefined && isCreate(written)) {
+        stampReadAtStart(tx, storeId, rules.definitionStamp)
+      }
       const result = await documented(tx)
       if (written.kind === 'created') {
         await refreshMemberships(tx, storeId, [written.product(result).id], rules, true)

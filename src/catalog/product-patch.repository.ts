@@ -73,7 +73,7 @@ export interface PatchedInOneStatement {
  *
  * What follows a product write (after-product-write.ts) is read by the same statement
  * (decision 0034): first of all the store's rules lock, shared, with the rules state
- * (product_write_state, migration 2026-11-30T09), which the read of the product's row waits
+ * (product_write_state, migration 2026-11-30T11), which the read of the product's row waits
  * for, so the lock comes before the row lock as every product write takes it; and, once the
  * row is updated (its lock held), its variants and the definition stamp for its search
  * document (product_document_extras: a snapshot of its own, taken after the row lock). A

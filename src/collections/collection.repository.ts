@@ -58,7 +58,7 @@ const RULES_STATE = {
 
 /**
  * Takes the store's rules lock, shared, and reads the store's rules state after it, in one
- * statement (on PostgreSQL the function product_write_state, migration 2026-11-30T09, which
+ * statement (on PostgreSQL the function product_write_state, migration 2026-11-30T11, which
  * reads the definition stamp too): what lockStoreRules(shared) and the token's read do in two.
  */
 export async function lockForProductWrite(db: Executor, storeId: string): Promise<RulesState> {

@@ -46,8 +46,9 @@ import * as sqliteSearchKeysWritten from './migrations/sqlite/2026-11-30T07-sear
 import * as postgresCollectionSortIndexes from './migrations/postgres/2026-11-30T06-collection-sort-indexes.js'
 import * as sqliteCollectionSortIndexes from './migrations/sqlite/2026-11-30T06-collection-sort-indexes.js'
 import * as postgresMetafieldValuesByProduct from './migrations/postgres/2026-11-30T08-metafield-values-by-product.js'
-import * as postgresProductWriteReads from './migrations/postgres/2026-11-30T09-product-write-reads.js'
+import * as postgresProductWriteReads from './migrations/postgres/2026-11-30T11-product-write-reads.js'
 import * as sqliteMetafieldValuesByProduct from './migrations/sqlite/2026-11-30T08-metafield-values-by-product.js'
+import * as postgresMetafieldValuesWithoutForeignKeys from './migrations/postgres/2026-11-30T10-metafield-values-without-foreign-keys.js'
 
 /** Each dialect's migrations, by name; names sort in the order they are applied. */
 const MIGRATIONS: Record<Dialect, Record<string, Migration>> = {
@@ -103,7 +104,10 @@ const MIGRATIONS: Record<Dialect, Record<string, Migration>> = {
     '2026-11-30T05-search-keys': postgresSearchKeys,
     '2026-11-30T06-collection-sort-indexes': postgresCollectionSortIndexes,
     '2026-11-30T08-metafield-values-by-product': postgresMetafieldValuesByProduct,
-    '2026-11-30T09-product-write-reads': postgresProductWriteReads,
+    // PostgreSQL only: SQLite's foreign key check is an index probe in process.
+    '2026-11-30T10-metafield-values-without-foreign-keys':
+      postgresMetafieldValuesWithoutForeignKeys,
+    '2026-11-30T11-product-write-reads': postgresProductWriteReads,
   },
 }
 

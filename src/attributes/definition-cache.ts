@@ -74,7 +74,31 @@ export async function storeDefinitionsUnderStamp(
   return definitions
 }
 
+/**
+ * Stamps a write's first statement read (PostgreSQL's rules state, product_write_state, after
+ * the store's rules lock), by transaction and store: the first use of the definitions in the
+ * transaction takes the stamp from there instead of reading it.
+ */
+const stampsRead = new WeakMap<Executor, Map<string, string | undefined>>()
+
+/**
+ * Records the store's definition stamp as a statement at the start of the transaction read it
+ * (null: the store never had a definition), for its first use of the definitions. For a write
+ * that creates products only: a write of existing products reads it after their row locks
+ * (a definition change rebuilding their documents may hold them).
+ */
+export function stampReadAtStart(db: Executor, storeId: string, stamp: string | null): void {
+  if (!db.isTransaction || changedIn.get(db)?.has(storeId)) return
+  const read = stampsRead.get(db)
+  if (read) read.set(storeId, stamp ?? undefined)
+  else stampsRead.set(db, new Map([[storeId, stamp ?? undefined]]))
+}
+
 async function readDefinitions(db: Executor, storeId: string): Promise<StoreDefinitions> {
+  const read = stampsRead.get(db)
+  if (read?.has(storeId) && !changedIn.get(db)?.has(storeId)) {
+    return definitionsUnder(db, storeId, read.get(storeId))
+  }
   return definitionsUnder(db, storeId, await readDefinitionStamp(db, storeId))
 }
 

@@ -1,6 +1,13 @@
 import { lockRulesForProductWrites, refreshMemberships } from '../collections/membership.js'
 import { inTransaction } from '../db/transactions.js'
-import type { NewDocumentProduct } from '../search/search-document.repository.js'
+import { stampReadAtStart } from '../attributes/definition-cache.js'
+import type { RulesState } from '../collections/collection.repository.js'
+import {
+  refreshSearchDocuments,
+  writeStoredDocuments,
+  type NewDocumentProduct,
+} from '../search/search-document.repository.js'
+import type { StoredProduct } from '../search/search-document.postgres.js'
 import {
   withAddedVariantDocument,
   withNewProductDocument,
@@ -32,6 +39,11 @@ export type Written<T> =
   /** A deleted product: its document goes (it left its collections in the write). */
   | { kind: 'deleted'; product: (result: T) => string }
 
+/** A write that only creates products: no other write can hold their rows' locks. */
+function isCreate<T>(written: Written<T>): boolean {
+  return written.kind === 'created' || (written.kind === 'written' && written.created === true)
+}
+
 /**
  * Every write of products or variants (create, bulk create, PATCH, DELETE, and those of
  * variants): `work` in a transaction under the store's rules lock (shared), then, in the same
@@ -55,6 +67,9 @@ export function afterProductWrite<T>(storeId: string, written: Written<T>, work:
   return (db) =>
     inTransaction(db, async (tx) => {
       const rules = await lockRulesForProductWrites(tx, storeId)
+      if (rules.definitionStamp !== undefined && isCreate(written)) {
+        stampReadAtStart(tx, storeId, rules.definitionStamp)
+      }
       const result = await documented(tx)
       if (written.kind === 'created') {
         await refreshMemberships(tx, storeId, [written.product(result).id], rules, true)
@@ -63,6 +78,42 @@ export function afterProductWrite<T>(storeId: string, written: Written<T>, work:
       } else if (written.kind === 'added-variant') {
         await refreshMemberships(tx, storeId, [written.variant(result).productId], rules)
       }
+      return result
+    })
+}
+
+/** What a write of one product that takes the store's rules lock itself answers. */
+export interface SelfLockedWrite<T> {
+  result: T
+  /** The store's rules state, read under the rules lock that the work took before any row lock. */
+  rules: RulesState
+  /**
+   * PostgreSQL: the product as its search document needs it, read after its row lock by the
+   * work's own statement; undefined: read here.
+   */
+  document?: StoredProduct
+}
+
+/**
+ * afterProductWrite for a write of one existing product whose work takes the store's rules
+ * lock (shared) itself, before any row lock: a product's PATCH, whose one statement on
+ * PostgreSQL takes it, and reads what the product's document needs, with its update
+ * (product-patch.repository.ts); its transaction path calls lockRulesForProductWrites first.
+ * Then, as afterProductWrite: the product's document, its memberships, in the same
+ * transaction.
+ */
+export function afterSelfLockedProductWrite<T>(
+  storeId: string,
+  productId: (result: T) => string,
+  work: Work<SelfLockedWrite<T>>,
+): Work<T> {
+  return (db) =>
+    inTransaction(db, async (tx) => {
+      const { result, rules, document } = await work(tx)
+      const id = productId(result)
+      if (document) await writeStoredDocuments(tx, storeId, [id], [document])
+      else await refreshSearchDocuments(tx, storeId, [id], true)
+      await refreshMemberships(tx, storeId, [id], rules)
       return result
     })
 }

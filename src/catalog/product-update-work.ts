@@ -8,7 +8,8 @@ import type { Executor, ProductRow } from '../db/schema.js'
 import { isUuid, nowIso } from '../db/values.js'
 import { pendingEvent } from '../events/outbox.js'
 import { ifMatchVersions } from '../http/conditional.js'
-import { afterProductWrite } from './after-product-write.js'
+import { afterSelfLockedProductWrite, type SelfLockedWrite } from './after-product-write.js'
+import { lockRulesForProductWrites } from '../collections/membership.js'
 import { rowToProduct } from './catalog.mappers.js'
 import { type UpdateProductInput } from './catalog.schemas.js'
 import { type Product } from './catalog-records.schemas.js'
@@ -34,8 +35,10 @@ import { inTransaction } from '../db/transactions.js'
  *
  * Run by `writeAtomic`: on PostgreSQL a patch that sets neither slug, tags nor metafields is first tried
  * as one statement that writes only when every check passes (a round trip, as the creates
- * take, instead of four). When it writes nothing, the transaction path reads the product and
- * answers why, or makes the change if another write got in between.
+ * take, instead of four), and takes the store's rules lock and reads what the product's
+ * search document needs in the same statement. When it writes nothing, the transaction path
+ * takes the rules lock, reads the product and answers why, or makes the change if another
+ * write got in between.
  */
 export function updateProductWork(
   storeId: string,
@@ -43,9 +46,9 @@ export function updateProductWork(
   patch: UpdateProductInput,
   ifMatch: string | undefined,
 ): Work<Product> {
-  return afterProductWrite(
+  return afterSelfLockedProductWrite(
     storeId,
-    { kind: 'written', products: (product) => [product.id], locked: true },
+    (product) => product.id,
     updateProductUnit(storeId, id, patch, ifMatch),
   )
 }
@@ -55,12 +58,12 @@ function updateProductUnit(
   id: string,
   patch: UpdateProductInput,
   ifMatch: string | undefined,
-): Work<Product> {
+): Work<SelfLockedWrite<Product>> {
   return async (db) => {
     const oneStatement =
       patch.slug === undefined && patch.tags === undefined && patch.metafields === undefined
     if (isUuid(id) && oneStatement) {
-      const row = await patchProductInOneStatement(db, {
+      const patched = await patchProductInOneStatement(db, {
         storeId,
         id: id.toLowerCase(),
         changes: sentColumns(patch),
@@ -69,9 +72,15 @@ function updateProductUnit(
         updatedAt: nowIso(),
         event: pendingEvent('product.updated'),
       })
-      if (row) return rowToProduct(row)
+      if (patched) {
+        const { row, rules, document } = patched
+        return { result: rowToProduct(row), rules, document }
+      }
     }
-    return inTransaction(db, (tx) => updateProductIn(tx, storeId, id, patch, ifMatch))
+    // The store's rules lock before the product's row lock, as every product write takes them.
+    const rules = await lockRulesForProductWrites(db, storeId)
+    const result = await inTransaction(db, (tx) => updateProductIn(tx, storeId, id, patch, ifMatch))
+    return { result, rules }
   }
 }
 

@@ -1,6 +1,6 @@
 import { sql } from 'kysely'
 import { dialectOf } from '../db/dialect.js'
-import { statement } from '../db/statements.js'
+import { sqlStatement, statement } from '../db/statements.js'
 import { newId } from '../db/values.js'
 import type { CollectionRow, CollectionTable, Executor } from '../db/schema.js'
 import type { Insertable } from 'kysely'
@@ -20,7 +20,7 @@ export async function lockStoreRules(
   storeId: string,
   mode: 'shared' | 'exclusive',
 ): Promise<void> {
-  const lock = dialectOf(db).transactionLock(`collections:${storeId}`, mode)
+  const lock = dialectOf(db).transactionLock(rulesLockKey(storeId), mode)
   if (lock !== undefined) await lock.execute(db)
 }
 
@@ -30,28 +30,66 @@ export interface RulesState {
   token: string | undefined
   /** Whether the store has any collection, manual or smart. */
   collections: boolean
+  /**
+   * PostgreSQL: the store's metafield definition stamp, read after the lock by the same query
+   * (null while the store never had a definition); undefined where it was not read (SQLite).
+   */
+  definitionStamp?: string | null
 }
 
-type StateRow = { token: string | null; collections: boolean | number }
+type StateRow = {
+  token: string | null
+  collections: boolean | number
+  definition_stamp?: string | null
+}
 
-/** Each dialect's one statement of lockForProductWrite (SQLite takes no lock). */
+/** Each dialect's one statement of lockForProductWrite (SQLite takes no lock), named once. */
 const RULES_STATE = {
-  sqlite: (storeId: string) => sql<StateRow>`select
+  sqlite: sqlStatement(
+    (storeId: string) => sql<StateRow>`select
     (select token from collection_rules_tokens where store_id = ${storeId}) as token,
     exists (select 1 from collections where store_id = ${storeId}) as collections`,
-  postgres: (storeId: string) => sql<StateRow>`select token, collections
-    from collection_rules_state(${`collections:${storeId}`}, ${storeId})`,
+  ),
+  postgres: sqlStatement(
+    (lockKey: string, storeId: string) => sql<StateRow>`select token, collections, definition_stamp
+    from product_write_state(${lockKey}, ${storeId})`,
+  ),
 }
 
 /**
  * Takes the store's rules lock, shared, and reads the store's rules state after it, in one
- * statement (migration 2026-11-30T03 on PostgreSQL): what lockStoreRules(shared) and the
- * token's read do in two.
+ * statement (on PostgreSQL the function product_write_state, migration 2026-11-30T11, which
+ * reads the definition stamp too): what lockStoreRules(shared) and the token's read do in two.
  */
 export async function lockForProductWrite(db: Executor, storeId: string): Promise<RulesState> {
-  const { rows } = await RULES_STATE[dialectOf(db).name](storeId).execute(db)
-  const row = rows[0]
-  return { token: row?.token ?? undefined, collections: Boolean(row?.collections) }
+  const [row] =
+    dialectOf(db).name === 'postgres'
+      ? await RULES_STATE.postgres(db, rulesLockKey(storeId), storeId)
+      : await RULES_STATE.sqlite(db, storeId)
+  return rulesStateOf(row)
+}
+
+/** The key of the store's rules lock (lockStoreRules, product_write_state). */
+export function rulesLockKey(storeId: string): string {
+  return `collections:${storeId}`
+}
+
+/**
+ * The rules lock taken, and the state read, inside a PostgreSQL statement of a product write
+ * (product_write_state): a set-returning call for its FROM, one row. The statement must make
+ * every row lock it takes depend on it, so that the lock comes first (lockStoreRules).
+ */
+export function rulesStateInStatement(lockKey: unknown, storeId: unknown) {
+  return sql<StateRow>`product_write_state(${lockKey}, ${storeId})`
+}
+
+/** A rules state as its statement answers it (no row: a store that never had a collection). */
+export function rulesStateOf(row: StateRow | undefined): RulesState {
+  return {
+    token: row?.token ?? undefined,
+    collections: Boolean(row?.collections),
+    ...(row?.definition_stamp !== undefined && { definitionStamp: row.definition_stamp }),
+  }
 }
 
 export async function insertCollectionRow(db: Executor, row: NewCollectionRow): Promise<void> {

@@ -46,6 +46,7 @@ import * as sqliteSearchKeysWritten from './migrations/sqlite/2026-11-30T07-sear
 import * as postgresCollectionSortIndexes from './migrations/postgres/2026-11-30T06-collection-sort-indexes.js'
 import * as sqliteCollectionSortIndexes from './migrations/sqlite/2026-11-30T06-collection-sort-indexes.js'
 import * as postgresMetafieldValuesByProduct from './migrations/postgres/2026-11-30T08-metafield-values-by-product.js'
+import * as postgresProductWriteReads from './migrations/postgres/2026-11-30T11-product-write-reads.js'
 import * as sqliteMetafieldValuesByProduct from './migrations/sqlite/2026-11-30T08-metafield-values-by-product.js'
 import * as postgresMetafieldValuesWithoutForeignKeys from './migrations/postgres/2026-11-30T10-metafield-values-without-foreign-keys.js'
 
@@ -106,6 +107,7 @@ const MIGRATIONS: Record<Dialect, Record<string, Migration>> = {
     // PostgreSQL only: SQLite's foreign key check is an index probe in process.
     '2026-11-30T10-metafield-values-without-foreign-keys':
       postgresMetafieldValuesWithoutForeignKeys,
+    '2026-11-30T11-product-write-reads': postgresProductWriteReads,
   },
 }
 

@@ -1,6 +1,11 @@
 import { randomBytes } from 'node:crypto'
 import type SqliteDatabase from 'better-sqlite3'
-import type { Compilable, CompiledQuery, SqliteDatabase as SqliteDialectDatabase } from 'kysely'
+import type {
+  Compilable,
+  CompiledQuery,
+  RawBuilder,
+  SqliteDatabase as SqliteDialectDatabase,
+} from 'kysely'
 import type pg from 'pg'
 import { dialectOf, type Dialect } from './dialect.js'
 import type { Executor } from './schema.js'
@@ -76,6 +81,19 @@ export function statement<P extends unknown[], R>(build: StatementBuilder<P, R>)
       return read ? (readSynchronously(db, query.sql, parameters) as R[] | undefined) : undefined
     },
   })
+}
+
+/**
+ * A statement written as SQL text (Kysely's `sql` tag) rather than built: compiled once and
+ * named on PostgreSQL as `statement`'s are. Its shape must not depend on the values (arrays
+ * and JSON go as one parameter each).
+ */
+export function sqlStatement<P extends unknown[], R>(
+  build: (...params: P) => RawBuilder<R>,
+): Statement<P, R> {
+  return statement((db: Executor, ...params: P) => ({
+    compile: () => build(...params).compile(db),
+  }))
 }
 
 /**

@@ -1,5 +1,6 @@
 import { sql } from 'kysely'
 import type { Executor } from '../db/schema.js'
+import { sqlStatement } from '../db/statements.js'
 import type { DocumentProduct, DocumentVariant, SearchDocument } from './search-document.js'
 
 /**
@@ -32,7 +33,11 @@ export async function readDocumentProducts(
   storeId: string,
   ids: readonly string[],
 ): Promise<StoredProduct[]> {
-  const { rows } = await sql<StoredProduct>`
+  return documentProducts(db, storeId, ids)
+}
+
+const documentProducts = sqlStatement(
+  (storeId: string, ids: readonly string[]) => sql<StoredProduct>`
     select p.id, p.name, p.slug, p.description, p.vendor, p.product_type, p.sku, p.barcode,
       p.tags, p.metafields,
       coalesce((
@@ -45,9 +50,8 @@ export async function readDocumentProducts(
       (select token from metafield_definition_stamps where store_id = ${storeId}) as definition_stamp
     from products p
     where p.store_id = ${storeId} and p.id = any(${ids}::uuid[])
-  `.execute(db)
-  return rows
-}
+  `,
+)
 
 /**
  * Replaces the documents of `ids` by `documents` in one statement: the document rows of ids
@@ -78,13 +82,17 @@ export async function writeDocumentsInOneStatement(
       value: facet.value,
     })),
   )
-  await sql`
+  await writeDocuments(db, storeId, ids, JSON.stringify(documentRows), JSON.stringify(facetRows))
+}
+
+const writeDocuments = sqlStatement(
+  (storeId: string, ids: readonly string[], documentRows: string, facetRows: string) => sql`
     with documents as (
-      select * from jsonb_to_recordset(${JSON.stringify(documentRows)}::jsonb)
+      select * from jsonb_to_recordset(${documentRows}::jsonb)
         as d(product_id uuid, name_words text, other_words text, name_key text, codes text)
     ),
     facets as (
-      select * from jsonb_to_recordset(${JSON.stringify(facetRows)}::jsonb)
+      select * from jsonb_to_recordset(${facetRows}::jsonb)
         as f(product_id uuid, kind text, name_key text, value_key text, value text)
     ),
     gone as (
@@ -117,5 +125,5 @@ export async function writeDocumentsInOneStatement(
     on conflict (store_id, kind, name_key, value_key, product_id) do update set
       value = excluded.value
       where search_facets.value is distinct from excluded.value
-  `.execute(db)
-}
+  `,
+)

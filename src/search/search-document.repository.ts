@@ -133,14 +133,27 @@ export async function refreshSearchDocuments(
 /**
  * PostgreSQL's refresh (the products locked): one statement reads the products, their
  * variants and the definition stamp, the documents are built here, one statement writes
- * them. The text sources take their texts from the rows read.
+ * them (writeStoredDocuments).
  */
 async function refreshInTwoStatements(
   db: Executor,
   storeId: string,
   ids: readonly string[],
 ): Promise<void> {
-  const products = await readDocumentProducts(db, storeId, ids)
+  await writeStoredDocuments(db, storeId, ids, await readDocumentProducts(db, storeId, ids))
+}
+
+/**
+ * PostgreSQL: replaces the documents of `ids` by those of `products`, as read after their
+ * lock (readDocumentProducts, or a write's own statement that read them so): the text sources
+ * take their texts from the rows read; one statement writes them.
+ */
+export async function writeStoredDocuments(
+  db: Executor,
+  storeId: string,
+  ids: readonly string[],
+  products: readonly StoredProduct[],
+): Promise<void> {
   const extras = await Promise.all(
     SEARCH_TEXT_SOURCES.map((source) => source.ofStoredProducts(db, storeId, products)),
   )

@@ -16,23 +16,34 @@ const raw = (db: Executor, query: ReturnType<typeof sql>): Compilable<unknown> =
   compile: () => query.compile(db),
 })
 
+const DOCUMENT_COLUMNS = [
+  'id',
+  'name',
+  'slug',
+  'description',
+  'vendor',
+  'product_type',
+  'sku',
+  'barcode',
+  'tags',
+] as const
+
 /** The products of `ids` (a JSON array) that exist. */
 const productsOf = statement((db: Executor, storeId: string, ids: string) =>
   db
     .selectFrom('products')
-    .select([
-      'id',
-      'name',
-      'slug',
-      'description',
-      'vendor',
-      'product_type',
-      'sku',
-      'barcode',
-      'tags',
-    ])
+    .select(DOCUMENT_COLUMNS)
     .where('store_id', '=', storeId)
     .where(sql<boolean>`id in (select value from json_each(${ids}))`),
+)
+
+/** productsOf for one product: the shape of every single write. */
+const productOf = statement((db: Executor, storeId: string, id: string) =>
+  db
+    .selectFrom('products')
+    .select(DOCUMENT_COLUMNS)
+    .where('store_id', '=', storeId)
+    .where('id', '=', id),
 )
 
 /** The variants of the products of `ids` (a JSON array), by product, position, creation. */
@@ -47,16 +58,35 @@ const variantsOf = statement((db: Executor, storeId: string, ids: string) =>
     .orderBy('created_at'),
 )
 
+/** variantsOf for one product. */
+const variantsOfOne = statement((db: Executor, storeId: string, id: string) =>
+  db
+    .selectFrom('variants')
+    .select(['product_id', 'name', 'sku', 'barcode', 'options'])
+    .where('store_id', '=', storeId)
+    .where('product_id', '=', id)
+    .orderBy('position')
+    .orderBy('created_at'),
+)
+
 /** The products of `ids` that exist, and their variants (by position, then creation). */
 export async function readDocumentSources(
   db: Executor,
   storeId: string,
   ids: readonly string[],
 ): Promise<{ products: DocumentProduct[]; variants: DocumentVariant[] }> {
+  if (ids.length === 1) {
+    const id = ids[0]!
+    return {
+      products: await productOf(db, storeId, id),
+      variants: await variantsOfOne(db, storeId, id),
+    }
+  }
   const json = JSON.stringify(ids)
-  const products = await productsOf(db, storeId, json)
-  const variants = await variantsOf(db, storeId, json)
-  return { products, variants }
+  return {
+    products: await productsOf(db, storeId, json),
+    variants: await variantsOf(db, storeId, json),
+  }
 }
 
 const deleteDocuments = statement((db: Executor, storeId: string, ids: string) =>
@@ -92,6 +122,34 @@ const upsertDocuments = statement((db: Executor, storeId: string, documents: str
           product_search.codes) <> (excluded.name_words, excluded.other_words, excluded.name_key,
           excluded.codes)`,
   ),
+)
+
+/** upsertDocuments for one document: its values as parameters. */
+const upsertDocument = statement(
+  (
+    db: Executor,
+    storeId: string,
+    productId: string,
+    nameWords: string,
+    otherWords: string,
+    nameKey: string,
+    codes: string,
+  ) =>
+    raw(
+      db,
+      sql`
+      insert into product_search (store_id, product_id, name_words, other_words, name_key, codes,
+        status, vendor, product_type, price_e4, created_at, updated_at)
+      select p.store_id, p.id, ${nameWords}, ${otherWords}, ${nameKey}, ${codes},
+        p.status, p.vendor, p.product_type, p.price_e4, p.created_at, p.updated_at
+      from products p where p.store_id = ${storeId} and p.id = ${productId}
+      on conflict (store_id, product_id) do update set
+        name_words = excluded.name_words, other_words = excluded.other_words,
+        name_key = excluded.name_key, codes = excluded.codes
+        where (product_search.name_words, product_search.other_words, product_search.name_key,
+          product_search.codes) <> (excluded.name_words, excluded.other_words, excluded.name_key,
+          excluded.codes)`,
+    ),
 )
 
 /**
@@ -147,7 +205,10 @@ export async function writeDocumentsSqlite(
   const kept = new Set(documents.map((document) => document.productId))
   const gone = ids.filter((id) => !kept.has(id))
   if (gone.length > 0) await deleteDocuments(db, storeId, JSON.stringify(gone))
-  if (documents.length > 0) {
+  if (documents.length === 1) {
+    const d = documents[0]!
+    await upsertDocument(db, storeId, d.productId, d.nameWords, d.otherWords, d.nameKey, d.codes)
+  } else if (documents.length > 1) {
     const rows = documents.map((d) => [d.productId, d.nameWords, d.otherWords, d.nameKey, d.codes])
     await upsertDocuments(db, storeId, JSON.stringify(rows))
   }

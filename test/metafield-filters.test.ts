@@ -139,4 +139,38 @@ describeEachDialect('metafield filters and facets over the index', (dialect) => 
     await patch({ 'custom.seats': 3, 'custom.color': null })
     assert.deepEqual(await rows(), ['seats=3'])
   })
+
+  it('a deleted product leaves no index row, its variants none, a deleted definition none', async (t) => {
+    const api = await buildTestApi(t, dialect)
+    const color = await define(api, { key: 'color', type: 'single_line_text_field' })
+    const fit = await define(api, { key: 'fit', owner: 'variant', type: 'single_line_text_field' })
+    const kept = await api.createProduct({ name: 'Kept', metafields: { 'custom.color': 'red' } })
+    const gone = await api.createProduct({ name: 'Gone', metafields: { 'custom.color': 'red' } })
+    await addVariant(api, gone.id, { name: 'Slim', metafields: { 'custom.fit': 'slim' } })
+    await addVariant(api, kept.id, { name: 'Slim', metafields: { 'custom.fit': 'slim' } })
+    const indexRows = async (column: 'product_id' | 'definition_id', id: string) => {
+      const { rows } = await sql<{ n: number }>`select count(*) as n from metafield_values
+        where store_id = ${'store-a'} and ${sql.ref(column)} = ${id}`.execute(api.database.kysely)
+      return Number(rows[0]!.n)
+    }
+    const facets = async () => {
+      const res = await api.get('/products?facets=metafield.custom.color,metafield.custom.fit')
+      assert.equal(res.statusCode, 200, res.body)
+      return res.json().facets
+    }
+    assert.deepEqual(await facets(), {
+      'metafield.custom.color': [{ value: 'red', count: 2 }],
+      'metafield.custom.fit': [{ value: 'slim', count: 2 }],
+    })
+    assert.equal((await api.delete(`/products/${gone.id}`)).statusCode, 200)
+    assert.equal(await indexRows('product_id', gone.id), 0)
+    // Over every product, a facet counts the definition's index rows alone.
+    assert.deepEqual(await facets(), {
+      'metafield.custom.color': [{ value: 'red', count: 1 }],
+      'metafield.custom.fit': [{ value: 'slim', count: 1 }],
+    })
+    assert.equal((await api.delete(`/metafield-definitions/${fit.id}`)).statusCode, 200)
+    assert.equal(await indexRows('definition_id', fit.id), 0)
+    assert.equal(await indexRows('definition_id', color.id), 1)
+  })
 })

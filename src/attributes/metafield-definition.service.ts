@@ -209,7 +209,7 @@ async function indexDefinition(db: Executor, storeId: string, definition: Metafi
 
 /**
  * Deletes a definition and its value from every record of its owner, without an event per
- * record and without moving their version or updatedAt (its index rows go by foreign key).
+ * record and without moving their version or updatedAt, and its rows of the filter index.
  */
 export function deleteDefinitionWork(
   storeId: string,
@@ -227,6 +227,7 @@ export function deleteDefinitionWork(
       row.owner as MetafieldOwner,
       `${row.namespace}.${row.key}`,
     )
+    await deleteDefinitionIndex(db, storeId, row.id)
     await deleteDefinitionRow(db, storeId, row.id)
     await definitionsChanged(db, storeId)
     await releaseDefinitionSlot(db, storeId, row.owner)

@@ -135,7 +135,25 @@ const deleteRecordRows = statement((db: Executor, storeId: string, recordId: str
     .where('record_id', '=', recordId),
 )
 
-/** Drops a definition's rows from the filter index (it is no longer filterable). */
+/**
+ * Deletes a product's rows of the filter index, those of its variants included: a probe of
+ * `metafield_values_by_product` per definition of the store (at most 400).
+ */
+export const deleteProductIndexRows = statement(
+  (db: Executor, storeId: string, productId: string) =>
+    db
+      .deleteFrom('metafield_values')
+      .where('store_id', '=', storeId)
+      .where('definition_id', 'in', (eb) =>
+        eb.selectFrom('metafield_definitions').select('id').where('store_id', '=', storeId),
+      )
+      .where('product_id', '=', productId),
+)
+
+/**
+ * Drops a definition's rows from the filter index: it is no longer filterable, or it is
+ * deleted (no foreign key removes them, decision 0040).
+ */
 export async function deleteDefinitionIndex(
   db: Executor,
   storeId: string,

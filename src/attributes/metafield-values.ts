@@ -3,6 +3,7 @@ import { validationFailed, type FieldProblem } from '../errors.js'
 import { storeDefinitions, type StoreDefinitions } from './definition-cache.js'
 import {
   deleteIndexedValues,
+  deleteProductIndexRows,
   replaceIndexedValues,
   type IndexedValue,
 } from './metafield-value.repository.js'
@@ -194,7 +195,19 @@ export async function indexMetafields(
   await replaceIndexedValues(db, record, merged.indexed, merged.indexedBefore.length > 0)
 }
 
-/** Drops a deleted record's filter index rows (a product's go with it by foreign key). */
+/**
+ * Drops a deleted product's filter index rows, its variants' included (they carry its id),
+ * in its delete's transaction: no foreign key removes them (decision 0040).
+ */
+export async function unindexProduct(
+  db: Executor,
+  storeId: string,
+  productId: string,
+): Promise<void> {
+  await deleteProductIndexRows(db, storeId, productId)
+}
+
+/** Drops a deleted variant's filter index rows. */
 export async function unindexRecord(
   db: Executor,
   storeId: string,

@@ -1,3 +1,4 @@
+import { unindexProduct } from '../attributes/metafield-values.js'
 import { leaveEveryCollection } from '../collections/membership.js'
 import type { Database } from '../db/database.js'
 import { isUuid } from '../db/values.js'
@@ -39,6 +40,7 @@ export function deleteProductWork(
     async (db) => {
       const row = await lockProduct(db, storeId, id, ifMatch)
       await leaveEveryCollection(db, storeId, row.id)
+      await unindexProduct(db, storeId, row.id)
       await deleteProductRow(db, storeId, row.id)
       await appendEvent(db, storeId, { type: 'product.deleted', object: row })
       return { id: row.id, deleted: true }

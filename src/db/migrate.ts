@@ -47,6 +47,7 @@ import * as postgresCollectionSortIndexes from './migrations/postgres/2026-11-30
 import * as sqliteCollectionSortIndexes from './migrations/sqlite/2026-11-30T06-collection-sort-indexes.js'
 import * as postgresMetafieldValuesByProduct from './migrations/postgres/2026-11-30T08-metafield-values-by-product.js'
 import * as sqliteMetafieldValuesByProduct from './migrations/sqlite/2026-11-30T08-metafield-values-by-product.js'
+import * as postgresMetafieldValuesWithoutForeignKeys from './migrations/postgres/2026-11-30T10-metafield-values-without-foreign-keys.js'
 
 /** Each dialect's migrations, by name; names sort in the order they are applied. */
 const MIGRATIONS: Record<Dialect, Record<string, Migration>> = {
@@ -102,6 +103,9 @@ const MIGRATIONS: Record<Dialect, Record<string, Migration>> = {
     '2026-11-30T05-search-keys': postgresSearchKeys,
     '2026-11-30T06-collection-sort-indexes': postgresCollectionSortIndexes,
     '2026-11-30T08-metafield-values-by-product': postgresMetafieldValuesByProduct,
+    // PostgreSQL only: SQLite's foreign key check is an index probe in process.
+    '2026-11-30T10-metafield-values-without-foreign-keys':
+      postgresMetafieldValuesWithoutForeignKeys,
   },
 }
 

@@ -38,9 +38,10 @@ describe('search document', () => {
       ['Material cotton'],
     )
     assert.equal(document.nameWords, 'tee')
+    // The variants' words last, after the extra texts (decision 0056).
     assert.equal(
       document.otherWords,
-      'soft acme shirt summer sale tee 2 ts 1 red ts 1 r 123 red red red material cotton',
+      'soft acme shirt summer sale tee 2 ts 1 material cotton red ts 1 r 123 red red red',
     )
     assert.equal(document.codes, '\nts-1\nts-1-r\n123\n')
     assert.deepEqual(

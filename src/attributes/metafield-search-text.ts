@@ -62,6 +62,25 @@ export async function searchableMetafieldTextsOf(
   )
 }
 
+/**
+ * The searchable texts of one variant's custom attributes (`metafields` as stored or
+ * answered): none, without a read, when it has no value.
+ */
+export async function searchableTextsOfVariant(
+  db: Executor,
+  storeId: string,
+  metafields: unknown,
+): Promise<string[]> {
+  const values = storedMetafields(metafields)
+  if (Object.keys(values).length === 0) return []
+  const searchable = searchableKeys(await storeDefinitions(db, storeId))
+  if (searchable.size === 0) return []
+  const texts = textsOfRecords(searchable, [
+    { productId: '', owner: 'variant', metafields: values },
+  ])
+  return texts.get('') ?? []
+}
+
 function searchableKeys(definitions: StoreDefinitions): Set<string> {
   return new Set(
     definitions.rows

@@ -1,7 +1,12 @@
 import { lockRulesForProductWrites, refreshMemberships } from '../collections/membership.js'
 import { inTransaction } from '../db/transactions.js'
 import type { NewDocumentProduct } from '../search/search-document.repository.js'
-import { withNewProductDocument, withSearchDocuments } from '../search/search-documents.js'
+import {
+  withAddedVariantDocument,
+  withNewProductDocument,
+  withSearchDocuments,
+  type AddedVariant,
+} from '../search/search-documents.js'
 import type { Work } from './product-write.js'
 
 /** Which products a write of products or variants wrote (`products` of its result). */
@@ -18,6 +23,12 @@ export type Written<T> =
       created?: boolean
       locked?: boolean
     }
+  /**
+   * One variant added to its product: its part is appended to the product's document, or
+   * the document rebuilt when the variant is not `last` in its product's order
+   * (withAddedVariantDocument).
+   */
+  | { kind: 'added-variant'; variant: (result: T) => AddedVariant; last: boolean }
   /** A deleted product: its document goes (it left its collections in the write). */
   | { kind: 'deleted'; product: (result: T) => string }
 
@@ -32,13 +43,15 @@ export function afterProductWrite<T>(storeId: string, written: Written<T>, work:
   const documented =
     written.kind === 'created'
       ? withNewProductDocument(storeId, written.product, work)
-      : withSearchDocuments(
-          storeId,
-          (result) =>
-            written.kind === 'deleted' ? [written.product(result)] : written.products(result),
-          work,
-          written.kind === 'deleted' || written.locked,
-        )
+      : written.kind === 'added-variant'
+        ? withAddedVariantDocument(storeId, written.variant, written.last, work)
+        : withSearchDocuments(
+            storeId,
+            (result) =>
+              written.kind === 'deleted' ? [written.product(result)] : written.products(result),
+            work,
+            written.kind === 'deleted' || written.locked,
+          )
   return (db) =>
     inTransaction(db, async (tx) => {
       const rules = await lockRulesForProductWrites(tx, storeId)
@@ -47,6 +60,8 @@ export function afterProductWrite<T>(storeId: string, written: Written<T>, work:
         await refreshMemberships(tx, storeId, [written.product(result).id], rules, true)
       } else if (written.kind === 'written') {
         await refreshMemberships(tx, storeId, written.products(result), rules, written.created)
+      } else if (written.kind === 'added-variant') {
+        await refreshMemberships(tx, storeId, [written.variant(result).productId], rules)
       }
       return result
     })

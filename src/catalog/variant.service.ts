@@ -53,7 +53,8 @@ export function addVariantWork(
 ): Work<Variant> {
   return afterProductWrite(
     storeId,
-    { kind: 'written', products: (variant) => [variant.productId] },
+    // Without a position sent, the variant goes last: one more than the highest.
+    { kind: 'added-variant', variant: (variant) => variant, last: input.position == null },
     async (db) => {
       if (!isUuid(productId)) throw productNotFound()
       return addVariantIn(db, storeId, productId.toLowerCase(), input)

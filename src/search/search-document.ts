@@ -57,9 +57,53 @@ export type ExtraText = (productId: string) => readonly (string | null | undefin
 const parse = <T>(value: string | T): T =>
   typeof value === 'string' ? (JSON.parse(value) as T) : value
 
+/** What one variant adds to its product's document: its words, its codes, its option values. */
+export interface VariantPart {
+  /** Its folded words (name, sku, barcode, option values), to follow the document's. */
+  words: string
+  /** Its sku and barcode, trimmed and lowercased, each once. */
+  codes: string[]
+  /** Its option values, each (nameKey, valueKey) once: the first spelling met. */
+  facetValues: FacetValue[]
+}
+
+/** The part of its product's document that `variant` brings (buildSearchDocument). */
+export function variantPart(variant: Omit<DocumentVariant, 'product_id'>): VariantPart {
+  const options = parse<Record<string, string>>(variant.options)
+  const codes = new Set<string>()
+  for (const code of [variant.sku, variant.barcode]) if (code) codes.add(code.trim().toLowerCase())
+  const facetValues = new FacetValues()
+  for (const [name, value] of Object.entries(options)) {
+    facetValues.add('option', name.toLowerCase(), value)
+  }
+  return {
+    words: foldedText([variant.name, variant.sku, variant.barcode, ...Object.values(options)]),
+    codes: [...codes],
+    facetValues: facetValues.list(),
+  }
+}
+
+/** Facet values by (kind, nameKey, valueKey): the first one added keeps its spelling. */
+class FacetValues {
+  private readonly values = new Map<string, FacetValue>()
+
+  add(kind: string, nameKey: string, value: string): void {
+    const valueKey = value.toLowerCase()
+    const key = JSON.stringify([kind, nameKey, valueKey])
+    if (!this.values.has(key)) this.values.set(key, { kind, nameKey, valueKey, value })
+  }
+
+  list(): FacetValue[] {
+    return [...this.values.values()]
+  }
+}
+
 /**
- * The document of `product` with `variants` (its own), plus `extra` texts. The one place that
- * says what a search finds a product by.
+ * The document of `product` with `variants` (its own, by position then creation), plus
+ * `extra` texts. The one place that says what a search finds a product by. The variants come
+ * last in every part (their words after the extra texts), so that the document of a product
+ * with one more variant at the end is this document with that variant's part appended:
+ * what an add writes (search/added-variant-document.ts, decision 0056).
  */
 export function buildSearchDocument(
   product: DocumentProduct,
@@ -67,42 +111,31 @@ export function buildSearchDocument(
   extra: readonly (string | null | undefined)[] = [],
 ): SearchDocument {
   const tags = parse<string[]>(product.tags as string)
-  const variantOptions = variants.map((variant) => parse<Record<string, string>>(variant.options))
-  const otherWords = foldedText([
-    product.description,
-    product.vendor,
-    product.product_type,
-    ...tags,
-    product.slug,
-    product.sku,
-    product.barcode,
-    ...variants.flatMap((variant, i) => [
-      variant.name,
-      variant.sku,
-      variant.barcode,
-      ...Object.values(variantOptions[i]!),
+  const parts = variants.map(variantPart)
+  const otherWords = [
+    foldedText([
+      product.description,
+      product.vendor,
+      product.product_type,
+      ...tags,
+      product.slug,
+      product.sku,
+      product.barcode,
+      ...extra,
     ]),
-    ...extra,
-  ])
+    ...parts.map((part) => part.words),
+  ]
+    .filter((words) => words !== '')
+    .join(' ')
   const codes = new Set<string>()
-  for (const code of [
-    product.sku,
-    product.barcode,
-    ...variants.flatMap((v) => [v.sku, v.barcode]),
-  ]) {
+  for (const code of [product.sku, product.barcode]) {
     if (code) codes.add(code.trim().toLowerCase())
   }
-  const facetValues = new Map<string, FacetValue>()
-  const addFacetValue = (kind: string, nameKey: string, value: string) => {
-    const valueKey = value.toLowerCase()
-    const key = JSON.stringify([kind, nameKey, valueKey])
-    if (!facetValues.has(key)) facetValues.set(key, { kind, nameKey, valueKey, value })
-  }
-  for (const tag of tags) addFacetValue('tag', '', tag)
-  for (const options of variantOptions) {
-    for (const [name, value] of Object.entries(options)) {
-      addFacetValue('option', name.toLowerCase(), value)
-    }
+  for (const part of parts) for (const code of part.codes) codes.add(code)
+  const facetValues = new FacetValues()
+  for (const tag of tags) facetValues.add('tag', '', tag)
+  for (const part of parts) {
+    for (const facet of part.facetValues) facetValues.add(facet.kind, facet.nameKey, facet.value)
   }
   return {
     productId: product.id,
@@ -110,6 +143,6 @@ export function buildSearchDocument(
     otherWords,
     nameKey: product.name.toLowerCase(),
     codes: codes.size === 0 ? '' : `\n${[...codes].join('\n')}\n`,
-    facetValues: [...facetValues.values()],
+    facetValues: facetValues.list(),
   }
 }

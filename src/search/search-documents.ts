@@ -1,6 +1,8 @@
 import { inTransaction } from '../db/transactions.js'
 import type { Executor } from '../db/schema.js'
-import { buildSearchDocument } from './search-document.js'
+import { searchableTextsOfVariant } from '../attributes/metafield-search-text.js'
+import { appendVariantPart } from './added-variant-document.repository.js'
+import { buildSearchDocument, variantPart, type DocumentVariant } from './search-document.js'
 import {
   refreshSearchDocuments,
   SEARCH_TEXT_SOURCES,
@@ -54,6 +56,41 @@ export function withNewProductDocument<T>(
         [buildSearchDocument(product, [], extra)],
         true,
       )
+      return result
+    })
+}
+
+/** A variant just added, as its add answers it. */
+export interface AddedVariant extends Omit<DocumentVariant, 'product_id'> {
+  productId: string
+  metafields: unknown
+}
+
+/**
+ * An add's unit of work with its product's document brought up to date: when the variant
+ * went last in its product's order (`last`: no position sent, so one more than the highest)
+ * and has no searchable custom attribute, its part is appended to the stored document
+ * (appendVariantPart), the same document as a full rebuild (buildSearchDocument puts the
+ * variants last), at a cost that does not grow with the product's variants. Otherwise the
+ * document is rebuilt (refreshSearchDocuments): a variant placed before others, or one whose
+ * searchable texts go among the extra texts, before the variants' (decision 0056). The add
+ * updated the product's row: it is locked.
+ */
+export function withAddedVariantDocument<T>(
+  storeId: string,
+  added: (result: T) => AddedVariant,
+  last: boolean,
+  work: (db: Executor) => Promise<T>,
+): (db: Executor) => Promise<T> {
+  return (db) =>
+    inTransaction(db, async (tx) => {
+      const result = await work(tx)
+      const variant = added(result)
+      if (last && (await searchableTextsOfVariant(tx, storeId, variant.metafields)).length === 0) {
+        await appendVariantPart(tx, storeId, variant.productId, variantPart(variant))
+      } else {
+        await refreshSearchDocuments(tx, storeId, [variant.productId], true)
+      }
       return result
     })
 }

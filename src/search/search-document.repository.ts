@@ -2,10 +2,9 @@ import {
   searchableMetafieldTexts,
   searchableMetafieldTextsOf,
 } from '../attributes/metafield-search-text.js'
-import { sql } from 'kysely'
 import { dialectOf } from '../db/dialect.js'
 import type { Executor } from '../db/schema.js'
-import { inList, inPieces } from '../db/values.js'
+import { inList } from '../db/values.js'
 import { searchableTextOf, type MetafieldValues } from '../attributes/metafield-values.js'
 import {
   buildSearchDocument,
@@ -17,6 +16,7 @@ import {
   writeDocumentsInOneStatement,
   type StoredProduct,
 } from './search-document.postgres.js'
+import { readDocumentSources, writeDocumentsSqlite } from './search-document.sqlite.js'
 
 /**
  * More text of the products to search (the searchable custom attributes). A source answers
@@ -86,31 +86,7 @@ export async function refreshSearchDocuments(
     await refreshInTwoStatements(db, storeId, ids)
     return
   }
-  const products = await db
-    .selectFrom('products')
-    .select([
-      'id',
-      'name',
-      'slug',
-      'description',
-      'vendor',
-      'product_type',
-      'sku',
-      'barcode',
-      'tags',
-    ])
-    .where('store_id', '=', storeId)
-    .where(inList(db, 'id', 'uuid', ids))
-    .execute()
-  const variants = await db
-    .selectFrom('variants')
-    .select(['product_id', 'name', 'sku', 'barcode', 'options'])
-    .where('store_id', '=', storeId)
-    .where(inList(db, 'product_id', 'uuid', ids))
-    .orderBy('product_id')
-    .orderBy('position')
-    .orderBy('created_at')
-    .execute()
+  const { products, variants } = await readDocumentSources(db, storeId, ids)
   const extras = await Promise.all(
     SEARCH_TEXT_SOURCES.map((source) => source.ofProducts(db, storeId, ids)),
   )
@@ -168,41 +144,10 @@ export async function writeStoredDocuments(
 }
 
 /**
- * Inserts (or replaces) SQLite documents with their product's search keys (decision 0033),
- * read from the product's row in the statement: no write path passes them, none can forget
- * them. One statement per piece; an existing document keeps its row (`doc`), as the FTS
- * index is kept by it, and is not written when unchanged (its FTS entry would be rewritten).
- */
-async function insertDocuments(
-  db: Executor,
-  storeId: string,
-  documents: readonly SearchDocument[],
-): Promise<void> {
-  const values = documents.map(
-    (d) => sql`(${d.productId}, ${d.nameWords}, ${d.otherWords}, ${d.nameKey}, ${d.codes})`,
-  )
-  // `where true`: without a WHERE, SQLite cannot tell an upsert's ON from a join's.
-  await sql`
-    insert into product_search (store_id, product_id, name_words, other_words, name_key, codes,
-      status, vendor, product_type, price_e4, created_at, updated_at)
-    select p.store_id, p.id, d.column2, d.column3, d.column4, d.column5,
-      p.status, p.vendor, p.product_type, p.price_e4, p.created_at, p.updated_at
-    from (values ${sql.join(values)}) d
-    join products p on p.store_id = ${storeId} and p.id = d.column1
-    where true
-    on conflict (store_id, product_id) do update set
-      name_words = excluded.name_words, other_words = excluded.other_words,
-      name_key = excluded.name_key, codes = excluded.codes
-      where (product_search.name_words, product_search.other_words, product_search.name_key,
-        product_search.codes) <> (excluded.name_words, excluded.other_words, excluded.name_key,
-        excluded.codes)
-  `.execute(db)
-}
-
-/**
  * Replaces the documents of `ids` by `documents` (those of ids without one are removed).
  * `fresh`: the products are new, with nothing to replace (a create). On PostgreSQL, one
- * statement (search-document.postgres.ts).
+ * statement (search-document.postgres.ts); on SQLite, a few of fixed shape
+ * (search-document.sqlite.ts).
  */
 export async function writeSearchDocuments(
   db: Executor,
@@ -215,34 +160,5 @@ export async function writeSearchDocuments(
     await writeDocumentsInOneStatement(db, storeId, ids, documents)
     return
   }
-  const kept = new Set(documents.map((document) => document.productId))
-  const gone = ids.filter((id) => !kept.has(id))
-  if (gone.length > 0) {
-    await db
-      .deleteFrom('product_search')
-      .where('store_id', '=', storeId)
-      .where(inList(db, 'product_id', 'uuid', gone))
-      .execute()
-  }
-  if (!fresh) {
-    await db
-      .deleteFrom('search_facets')
-      .where('store_id', '=', storeId)
-      .where(inList(db, 'product_id', 'uuid', ids))
-      .execute()
-  }
-  for (const piece of inPieces(documents, 5)) await insertDocuments(db, storeId, piece)
-  const facetRows = documents.flatMap((document) =>
-    document.facetValues.map((facet) => ({
-      store_id: storeId,
-      product_id: document.productId,
-      kind: facet.kind,
-      name_key: facet.nameKey,
-      value_key: facet.valueKey,
-      value: facet.value,
-    })),
-  )
-  for (const piece of inPieces(facetRows, 6)) {
-    await db.insertInto('search_facets').values(piece).execute()
-  }
+  await writeDocumentsSqlite(db, storeId, ids, documents, fresh)
 }

@@ -178,6 +178,21 @@ describeEachDialect('search plans', (dialect) => {
     assert.doesNotMatch(plan, READS_PRODUCTS[dialect], plan)
     assert.match(plan, dialect === 'sqlite' ? /VIRTUAL TABLE INDEX/ : /product_search_words/, plan)
   })
+  it('prices parallel workers for counts over many rows, not for a page (PostgreSQL)', async (t) => {
+    if (dialect !== 'postgres') return
+    const api = await buildTestApi(t, dialect)
+    // Every statement of the service's pool runs in a session that priced workers so (a page
+    // with them ran 5 to 15 times slower at 1,000,000 products, decision 0057).
+    const settings = await Promise.all(
+      Array.from({ length: 3 }, () =>
+        sql<{ cost: string }>`select current_setting('parallel_setup_cost') as cost`.execute(
+          api.database.kysely,
+        ),
+      ),
+    )
+    for (const { rows } of settings) assert.equal(rows[0]!.cost, '10000')
+  })
+
   it('serves metafield filters and facets from the filter index', async (t) => {
     const api = await buildTestApi(t, dialect)
     const res = await api.post('/metafield-definitions', {

@@ -97,6 +97,17 @@ const deleteDocuments = statement((db: Executor, storeId: string, ids: string) =
 )
 
 /**
+ * A document already there takes the new text, and keeps its row (`doc`, which the FTS index is
+ * kept by); when the text is unchanged it is not written at all (its FTS entry would be).
+ */
+const REPLACE_CHANGED_TEXT = sql`on conflict (store_id, product_id) do update set
+  name_words = excluded.name_words, other_words = excluded.other_words,
+  name_key = excluded.name_key, codes = excluded.codes
+  where (product_search.name_words, product_search.other_words, product_search.name_key,
+    product_search.codes) <> (excluded.name_words, excluded.other_words, excluded.name_key,
+    excluded.codes)`
+
+/**
  * Inserts (or replaces) documents, given as a JSON array of [product, name_words,
  * other_words, name_key, codes], with their product's search keys (decision 0033), read from
  * the product's row in the statement: no write path passes them, none can forget them. An
@@ -115,12 +126,7 @@ const upsertDocuments = statement((db: Executor, storeId: string, documents: str
       from json_each(${documents}) d
       cross join products p on p.store_id = ${storeId} and p.id = d.value ->> 0
       where true
-      on conflict (store_id, product_id) do update set
-        name_words = excluded.name_words, other_words = excluded.other_words,
-        name_key = excluded.name_key, codes = excluded.codes
-        where (product_search.name_words, product_search.other_words, product_search.name_key,
-          product_search.codes) <> (excluded.name_words, excluded.other_words, excluded.name_key,
-          excluded.codes)`,
+      ${REPLACE_CHANGED_TEXT}`,
   ),
 )
 
@@ -143,12 +149,7 @@ const upsertDocument = statement(
       select p.store_id, p.id, ${nameWords}, ${otherWords}, ${nameKey}, ${codes},
         p.status, p.vendor, p.product_type, p.price_e4, p.created_at, p.updated_at
       from products p where p.store_id = ${storeId} and p.id = ${productId}
-      on conflict (store_id, product_id) do update set
-        name_words = excluded.name_words, other_words = excluded.other_words,
-        name_key = excluded.name_key, codes = excluded.codes
-        where (product_search.name_words, product_search.other_words, product_search.name_key,
-          product_search.codes) <> (excluded.name_words, excluded.other_words, excluded.name_key,
-          excluded.codes)`,
+      ${REPLACE_CHANGED_TEXT}`,
     ),
 )
 

@@ -1,5 +1,5 @@
 import { sql } from 'kysely'
-import { dialectOf } from '../db/dialect.js'
+import { dialectOf, type SqlDialect } from '../db/dialect.js'
 import { sqlStatement, statement } from '../db/statements.js'
 import { newId } from '../db/values.js'
 import type { CollectionRow, CollectionTable, Executor } from '../db/schema.js'
@@ -43,10 +43,16 @@ type StateRow = {
   definition_stamp?: string | null
 }
 
-/** Each dialect's one statement of lockForProductWrite (SQLite takes no lock), named once. */
-const RULES_STATE = {
+/**
+ * Each dialect's one statement of lockForProductWrite, named once, given the lock's key and the
+ * store (SQLite, one writer at a time, takes no lock).
+ */
+const RULES_STATE: Record<
+  SqlDialect['name'],
+  (db: Executor, lockKey: string, storeId: string) => Promise<StateRow[]>
+> = {
   sqlite: sqlStatement(
-    (storeId: string) => sql<StateRow>`select
+    (_lockKey: string, storeId: string) => sql<StateRow>`select
     (select token from collection_rules_tokens where store_id = ${storeId}) as token,
     exists (select 1 from collections where store_id = ${storeId}) as collections`,
   ),
@@ -62,10 +68,7 @@ const RULES_STATE = {
  * reads the definition stamp too): what lockStoreRules(shared) and the token's read do in two.
  */
 export async function lockForProductWrite(db: Executor, storeId: string): Promise<RulesState> {
-  const [row] =
-    dialectOf(db).name === 'postgres'
-      ? await RULES_STATE.postgres(db, rulesLockKey(storeId), storeId)
-      : await RULES_STATE.sqlite(db, storeId)
+  const [row] = await RULES_STATE[dialectOf(db).name](db, rulesLockKey(storeId), storeId)
   return rulesStateOf(row)
 }
 

@@ -103,6 +103,21 @@ describeEachDialect('metafield values', (dialect) => {
     assert.equal((await api.get('/products')).json().data.length, 0)
   })
 
+  it('names metafields.<ns>.<key> for a refused name or text inside a value (__proto__, NUL)', async (t) => {
+    const api = await buildTestApi(t, dialect)
+    await define(api, 'text', 'single_line_text_field')
+    await define(api, 'doc', 'json')
+    for (const [key, value] of [
+      ['custom.text', JSON.parse('{"__proto__": ""}')],
+      ['custom.doc', JSON.parse('{"a": [{"__proto__": 1}]}')],
+      ['custom.doc', { a: 'x\u0000y' }],
+      ['custom.doc', { 'x\u0000y': 1 }],
+    ] as const) {
+      const res = await api.post('/products', { name: 'Bad', metafields: { [key]: value } })
+      expectInvalid(res, `metafields.${key}`)
+    }
+  })
+
   it('refuses a key without a definition, of another owner or a deleted one', async (t) => {
     const api = await buildTestApi(t, dialect)
     const res = await api.post('/products', { name: 'X', metafields: { 'custom.none': 'a' } })

@@ -48,9 +48,11 @@ const UNSTORABLE = /[\u0000\p{Cs}]/u
  * key or string with an unstorable character. Imports check their rows' values with it too.
  */
 export function findRefusedString(root: unknown): FieldProblem | undefined {
-  const pending: { value: unknown; path: string }[] = [{ value: root, path: '' }]
+  // `opaque`: inside a custom attribute's value (`metafields.<namespace>.<key>`), whose inner
+  // names are not fields: a problem there is named by the attribute, as its other refusals are.
+  const pending: { value: unknown; path: string; opaque?: boolean }[] = [{ value: root, path: '' }]
   for (let item = pending.pop(); item !== undefined; item = pending.pop()) {
-    const { value, path } = item
+    const { value, path, opaque } = item
     if (typeof value === 'string' && UNSTORABLE.test(value)) {
       return {
         field: path === '' ? 'body' : path,
@@ -59,7 +61,7 @@ export function findRefusedString(root: unknown): FieldProblem | undefined {
     }
     if (value === null || typeof value !== 'object') continue
     for (const [key, child] of Object.entries(value)) {
-      const childPath = path === '' ? key : `${path}.${key}`
+      const childPath = opaque ? path : path === '' ? key : `${path}.${key}`
       if (key === '__proto__') return { field: childPath, message: 'is not an allowed name' }
       // Named by its parent: the name itself would not survive the trip back.
       if (UNSTORABLE.test(key)) {
@@ -69,7 +71,7 @@ export function findRefusedString(root: unknown): FieldProblem | undefined {
         }
       }
       if (child !== null && (typeof child === 'object' || typeof child === 'string'))
-        pending.push({ value: child, path: childPath })
+        pending.push({ value: child, path: childPath, opaque: opaque || path === 'metafields' })
     }
   }
   return undefined

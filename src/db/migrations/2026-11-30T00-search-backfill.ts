@@ -9,14 +9,14 @@ import { sql, type Kysely } from 'kysely'
  * (src/search/fold.ts, search-document.ts), not an import of them.
  */
 export async function backfillSearchDocuments(db: Kysely<any>, uuid: string): Promise<void> {
-  // PostgreSQL: without statistics (a table just bulk loaded, before autovacuum has analyzed
-  // it), a batch's read was planned as a bitmap scan of every product after the batch's start,
-  // then a sort: 1 to 3 s a batch of 1,000 at 1,000,000 products. With them, an index scan
-  // that stops at the batch's end.
-  if (uuid !== '') await sql`analyze products, variants`.execute(db)
   const stores = await sql<{ store_id: string }>`
     select distinct store_id from products order by store_id
   `.execute(db)
+  // PostgreSQL: without statistics (a table just bulk loaded, before autovacuum has analyzed
+  // it), a batch's read was planned as a bitmap scan of every product after the batch's start,
+  // then a sort: 1 to 3 s a batch of 1,000 at 1,000,000 products. With them, an index scan
+  // that stops at the batch's end. A new, empty database is left never analyzed.
+  if (uuid !== '' && stores.rows.length > 0) await sql`analyze products, variants`.execute(db)
   for (const { store_id: storeId } of stores.rows) {
     let after: string | undefined
     for (;;) {

@@ -33,8 +33,9 @@ export async function backfillSearchKeys(db: Kysely<any>, dialect: 'sqlite' | 'p
     return
   }
   // Statistics first, so that each batch's bound is found by the primary key (see
-  // backfillSearchDocuments).
-  await sql`analyze product_search`.execute(db)
+  // backfillSearchDocuments); a new, empty database is left never analyzed.
+  const { rows: any } = await sql`select 1 from product_search limit 1`.execute(db)
+  if (any.length > 0) await sql`analyze product_search`.execute(db)
   let after: { store_id: string; product_id: string } | undefined
   for (;;) {
     const { rows } = await sql<{ store_id: string; product_id: string }>`

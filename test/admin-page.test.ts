@@ -517,8 +517,11 @@ for (const dialect of DIALECTS) {
       await page.getByRole('heading', { name: 'Pictured Shirt' }).waitFor()
       const thumbs = page.getByRole('group', { name: 'Images' }).locator('img.thumb')
       await thumbs.nth(1).waitFor()
-      await page.waitForFunction(
-        `[...document.querySelectorAll('img.thumb')].every((img) => img.complete && img.naturalWidth > 0)`,
+      // A function, not a string: a string is evaluated in the page, which its CSP refuses.
+      await page.waitForFunction(() =>
+        [...(globalThis as any).document.querySelectorAll('img.thumb')].every(
+          (img) => img.complete && img.naturalWidth > 0,
+        ),
       )
       assert.deepEqual(
         await thumbs.evaluateAll((imgs) => imgs.map((img) => img.getAttribute('alt'))),

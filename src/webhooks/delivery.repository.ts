@@ -1,5 +1,5 @@
-import { sql } from 'kysely'
-import { dialectOf } from '../db/dialect.js'
+import { sql, type RawBuilder } from 'kysely'
+import { dialectOf, type SqlDialect } from '../db/dialect.js'
 import type { Executor } from '../db/schema.js'
 import { DELIVERIES_CHANNEL } from './wakeup.js'
 
@@ -38,6 +38,15 @@ const DELIVERY_COLUMNS = [
   'created_at',
 ] as const
 
+/**
+ * A delivery's event, by the event's key as the dispatcher finds it: (store_id, xid, seq) on
+ * PostgreSQL, (store_id, seq) on SQLite, whose events have no xid (seq is the rowid).
+ */
+const EVENT_OF_DELIVERY: Record<SqlDialect['name'], RawBuilder<boolean>> = {
+  sqlite: sql`ev.store_id = d.store_id and ev.seq = d.event_seq`,
+  postgres: sql`ev.store_id = d.store_id and ev.seq = d.event_seq and ev.xid = d.event_xid`,
+}
+
 /** An endpoint's deliveries, newest first, after the position `after` when given. */
 export async function listDeliveryRows(
   db: Executor,
@@ -49,12 +58,7 @@ export async function listDeliveryRows(
   const { cast, name } = dialectOf(db)
   let query = db
     .selectFrom('webhook_deliveries as d')
-    // The delivery's event, by its key as the dispatcher finds it: (store_id, xid, seq) on
-    // PostgreSQL, seq (the rowid) on SQLite, whose events have no xid.
-    .leftJoin('events as ev', (join) => {
-      const bySeq = join.onRef('ev.store_id', '=', 'd.store_id').onRef('ev.seq', '=', 'd.event_seq')
-      return name === 'postgres' ? bySeq.onRef('ev.xid', '=', 'd.event_xid') : bySeq
-    })
+    .leftJoin('events as ev', (join) => join.on(EVENT_OF_DELIVERY[name]))
     .select(DELIVERY_COLUMNS.map((column) => `d.${column}` as const))
     .select('ev.object as event_object')
     .where('d.store_id', '=', storeId)

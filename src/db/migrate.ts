@@ -47,6 +47,7 @@ import * as postgresCollectionSortIndexes from './migrations/postgres/2026-11-30
 import * as sqliteCollectionSortIndexes from './migrations/sqlite/2026-11-30T06-collection-sort-indexes.js'
 import * as postgresMetafieldValuesByProduct from './migrations/postgres/2026-11-30T08-metafield-values-by-product.js'
 import * as postgresProductWriteReads from './migrations/postgres/2026-11-30T11-product-write-reads.js'
+import * as postgresProductWriteStatePlpgsql from './migrations/postgres/2026-11-30T12-product-write-state-plpgsql.js'
 import * as sqliteMetafieldValuesByProduct from './migrations/sqlite/2026-11-30T08-metafield-values-by-product.js'
 import * as postgresMetafieldValuesWithoutForeignKeys from './migrations/postgres/2026-11-30T10-metafield-values-without-foreign-keys.js'
 
@@ -108,6 +109,7 @@ const MIGRATIONS: Record<Dialect, Record<string, Migration>> = {
     '2026-11-30T10-metafield-values-without-foreign-keys':
       postgresMetafieldValuesWithoutForeignKeys,
     '2026-11-30T11-product-write-reads': postgresProductWriteReads,
+    '2026-11-30T12-product-write-state-plpgsql': postgresProductWriteStatePlpgsql,
   },
 }
 

@@ -517,7 +517,8 @@ for (const dialect of DIALECTS) {
       await page.getByRole('heading', { name: 'Pictured Shirt' }).waitFor()
       const thumbs = page.getByRole('group', { name: 'Images' }).locator('img.thumb')
       await thumbs.nth(1).waitFor()
-      // A function, not a string: a string is evaluated in the page, which its CSP refuses.
+      // A function, not a string: a string is eval'd in the page at every check after the
+      // first (when the images are slow to load), which the page's CSP refuses.
       await page.waitForFunction(() =>
         [...(globalThis as any).document.querySelectorAll('img.thumb')].every(
           (img) => img.complete && img.naturalWidth > 0,

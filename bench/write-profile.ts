@@ -2,9 +2,11 @@
  * Where a product write's time goes, in process (app.inject): per request, the statements it
  * runs (count and time, by statement) for one scenario, on one dialect.
  *
- *   tsx bench/write-profile.ts <sqlite|postgres> <create|patch>[-coll] [requests per round]
+ *   tsx bench/write-profile.ts <sqlite|postgres> <create|patch|patch-variant>[-coll] [requests per round]
  *
  * Plain writes and writes with 20 metafield values in turn (4 rounds each); with -coll, in a store of 1,000 smart collections.
+ * patch-variant: a PATCH of one variant of each product, its price (plain) and its price and
+ * sku in turn (the rounds shown as `mf`).
  *
  * BENCH_POSTGRES_URL: the admin URL (a scratch database is made and dropped).
  */
@@ -27,6 +29,7 @@ const [dialect, scenario, countArg] = process.argv.slice(2) as [Dialect, string,
 const COUNT = Number(countArg ?? 300)
 const ROUNDS = 4
 const create = scenario.startsWith('create')
+const patchVariant = scenario.startsWith('patch-variant')
 
 const allTimings = {
   plain: new Map<string, { n: number; ms: number }>(),
@@ -95,14 +98,29 @@ await runMain('write-profile', async (cleanup) => {
     ...(mf ? { metafields: metafieldValues(i) } : {}),
   })
   const ids: string[] = []
-  for (let i = 0; i < 300; i++) ids.push((await call('POST', '/products', body(i, false))).data.id)
+  const variants: string[] = []
+  for (let i = 0; i < 300; i++) {
+    const id = (await call('POST', '/products', body(i, false))).data.id
+    ids.push(id)
+    if (patchVariant) {
+      const variant = { name: `Variant ${i}`, sku: `V-${i}`, options: { Size: 'M' } }
+      variants.push(
+        `${id}/variants/${(await call('POST', `/products/${id}/variants`, variant)).data.id}`,
+      )
+    }
+  }
   const one = (i: number, mf: boolean) =>
     create
       ? call('POST', '/products', body(i, mf))
-      : call('PATCH', `/products/${ids[i % ids.length]}`, {
-          price: (i * 7) % 1000,
-          ...(mf ? { metafields: metafieldValues(i + 1) } : {}),
-        })
+      : patchVariant
+        ? call('PATCH', `/products/${variants[i % variants.length]}`, {
+            price: (i * 7) % 1000,
+            ...(mf ? { sku: `V-${i % variants.length}-${i}` } : {}),
+          })
+        : call('PATCH', `/products/${ids[i % ids.length]}`, {
+            price: (i * 7) % 1000,
+            ...(mf ? { metafields: metafieldValues(i + 1) } : {}),
+          })
   for (let i = 0; i < 100; i++) await one(i, i % 2 === 0)
   const wall = { plain: 0, mf: 0 }
   let n = 0

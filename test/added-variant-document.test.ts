@@ -139,3 +139,49 @@ describeEachDialect('the document of a product after variants are added', (diale
     assert.deepEqual(await names(api, 'q=s-1&price_max=20&sort=updated'), ['Tee'])
   })
 })
+
+/**
+ * A variant's PATCH on PostgreSQL reads the product's variants in its own statement, whose
+ * query does not see the statement's update (decision 0034): the document must be built from
+ * the variant after the PATCH, as a full rebuild would, on both databases.
+ */
+describeEachDialect('the document of a product after a variant’s PATCH', (dialect) => {
+  it('finds the product by the variant’s new words, not its old ones, and equals a full rebuild', async (t) => {
+    const api = await buildTestApi(t, dialect)
+    await defineMetafield(api, {
+      key: 'fit',
+      owner: 'variant',
+      type: 'single_line_text_field',
+      searchable: true,
+    })
+    const tee = await api.createProduct({ name: 'Tee' })
+    await addVariant(api, tee.id, { name: 'Small', sku: 'SM-1', options: { Size: 'S' } })
+    const patched = await addVariant(api, tee.id, {
+      name: 'Crimson',
+      sku: 'CR-1',
+      options: { Color: 'Red' },
+      metafields: { 'custom.fit': 'Slender' },
+    })
+    await addVariant(api, tee.id, { name: 'Large', sku: 'LG-1', options: { Size: 'L' } })
+    await assertAsRebuilt(api, tee.id, 'the adds')
+    assert.deepEqual(await names(api, 'q=crimson'), ['Tee'])
+
+    const path = `/products/${tee.id}/variants/${patched.id}`
+    let res = await api.patch(path, { name: 'Scarlet', sku: 'SC-2' })
+    assert.equal(res.statusCode, 200, res.body)
+    const after = await assertAsRebuilt(api, tee.id, 'the name and sku')
+    assert.equal(after.document[0].codes, '\nsm-1\nsc-2\nlg-1\n')
+    assert.deepEqual(await names(api, 'q=scarlet'), ['Tee'])
+    assert.deepEqual(await names(api, 'q=sc-2'), ['Tee'])
+    assert.deepEqual(await names(api, 'q=crimson'), [])
+    assert.deepEqual(await names(api, 'q=cr-1'), [])
+    // The variant's searchable attribute stays in the document: the row after carries it.
+    assert.deepEqual(await names(api, 'q=slender'), ['Tee'])
+
+    res = await api.patch(path, { options: { Color: 'Blue' } })
+    assert.equal(res.statusCode, 200, res.body)
+    await assertAsRebuilt(api, tee.id, 'the options')
+    assert.deepEqual(await names(api, 'option.Color=blue'), ['Tee'])
+    assert.deepEqual(await names(api, 'option.Color=red'), [])
+  })
+})

@@ -96,11 +96,11 @@ export interface SelfLockedWrite<T> {
 
 /**
  * afterProductWrite for a write of one existing product whose work takes the store's rules
- * lock (shared) itself, before any row lock: a product's PATCH, whose one statement on
- * PostgreSQL takes it, and reads what the product's document needs, with its update
- * (product-patch.repository.ts); its transaction path calls lockRulesForProductWrites first.
- * Then, as afterProductWrite: the product's document, its memberships, in the same
- * transaction.
+ * lock (shared) itself, before any row lock: a product's PATCH or a variant's, whose one
+ * statement on PostgreSQL takes it, and reads what the product's document needs, with its
+ * update (product-patch.repository.ts, variant-patch.repository.ts); their transaction paths
+ * call lockRulesForProductWrites first, then lock the product's row. Then, as
+ * afterProductWrite: the product's document, its memberships, in the same transaction.
  */
 export function afterSelfLockedProductWrite<T>(
   storeId: string,

@@ -4,6 +4,13 @@ import { patchedColumns, sentPairs, setEntries } from '../db/merge-patch-sql.js'
 import { statement } from '../db/statements.js'
 import { eventInStatement, type PendingEvent } from '../events/outbox.js'
 import type { Executor } from '../db/schema.js'
+import {
+  rulesLockKey,
+  rulesStateInStatement,
+  rulesStateOf,
+  type RulesState,
+} from '../collections/collection.repository.js'
+import type { StoredProduct, StoredVariant } from '../search/search-document.postgres.js'
 
 import { VARIANT_READ_COLUMNS, type VariantFields } from './variant.columns.js'
 
@@ -35,6 +42,16 @@ export interface OneStatementVariantPatch {
   event: PendingEvent
 }
 
+/** What the one-statement PATCH of a variant answers when it wrote. */
+export interface PatchedVariantInOneStatement {
+  /** The variant after the change. */
+  row: VariantFields
+  /** The store's rules state, read under the store's rules lock, which the statement took. */
+  rules: RulesState
+  /** The variant's product as its search document needs it, read after its row lock. */
+  document: StoredProduct
+}
+
 /**
  * A variant's PATCH as one statement on PostgreSQL: the product's row is locked first (as on
  * the transaction path), the variant's columns sent are set and its version raised only if
@@ -46,11 +63,19 @@ export interface OneStatementVariantPatch {
  * (rather than stale old values reported). Undefined when nothing was written, or on SQLite:
  * the caller takes the transaction path. A sku or options another variant holds fails as the
  * unique index says.
+ *
+ * As the product's PATCH (product-patch.repository.ts, decision 0034), the statement first
+ * takes the store's rules lock (shared) with the rules state, which the product's row lock
+ * waits for, and answers the product after its update with the store's definition stamp and
+ * its variants (product_document_extras, read after the row lock). The patched variant among
+ * them is replaced by the update's own row: the function's query does see the update on
+ * PostgreSQL 15 (a volatile PL/pgSQL query takes a new command id), but what a statement's
+ * parts see of one another's changes is not something PostgreSQL documents or promises.
  */
 export async function patchVariantInOneStatement(
   db: Executor,
   patch: OneStatementVariantPatch,
-): Promise<VariantFields | undefined> {
+): Promise<PatchedVariantInOneStatement | undefined> {
   if (!dialectOf(db).oneStatementWrites) return undefined
   const { storeId, productId, variantId, changes, options, versions, updatedAt, event } = patch
   const sent = sentPairs(ONE_STATEMENT_COLUMNS, changes)
@@ -68,13 +93,32 @@ export async function patchVariantInOneStatement(
     event.type,
     event.id,
     event.createdAt,
+    rulesLockKey(storeId),
     ...sent,
   )
-  return row
+  if (row === undefined) return undefined
+  const { rules_token, rules_collections, product, document_extras, ...variant } = row
+  const extras = jsonOf(document_extras) as {
+    variants: (StoredVariant & { id: string })[]
+    definition_stamp: string | null
+  }
+  return {
+    row: variant,
+    rules: rulesStateOf({ token: rules_token, collections: rules_collections }),
+    document: {
+      ...(jsonOf(product) as Omit<StoredProduct, 'variants' | 'definition_stamp'>),
+      variants: extras.variants.map((stale) => (stale.id === variant.id ? variant : stale)),
+      definition_stamp: extras.definition_stamp,
+    },
+  }
+}
+
+function jsonOf(value: unknown): unknown {
+  return typeof value === 'string' ? JSON.parse(value) : value
 }
 
 /** The parameters before the columns' (sent, value) pairs, in patchVariantInOneStatement's order. */
-const FIXED_PARAMS = 12
+const FIXED_PARAMS = 13
 
 const patchVariant = statement((db: Executor, ...params: unknown[]) => {
   const [storeId, productId, variantId, anyVersion, versions, updatedAt] = params as [
@@ -85,19 +129,22 @@ const patchVariant = statement((db: Executor, ...params: unknown[]) => {
     number[],
     string,
   ]
-  const [optionsSent, optionsText, optionsKeySent, eventType, eventId, eventAt] = params.slice(
-    6,
-    FIXED_PARAMS,
-  )
+  const [optionsSent, optionsText, optionsKeySent, eventType, eventId, eventAt, lockKey] =
+    params.slice(6, FIXED_PARAMS)
   const columns = patchedColumns('variants', ONE_STATEMENT_COLUMNS, params, FIXED_PARAMS)
   const optionsDiffer = sql`${optionsSent}::boolean and ${optionsKeySent}::text is distinct from variants.options_key`
   return db
+    .with('state', (db) =>
+      db.selectFrom(rulesStateInStatement(lockKey, storeId).as('state')).selectAll(),
+    )
     .with('product', (db) =>
       db
         .selectFrom('products')
         .select(['store_id', 'id'])
         .where('store_id', '=', storeId)
         .where('id', '=', productId)
+        // The rules lock first: no row of products is locked before it is granted.
+        .where(sql<boolean>`exists (select from state)`)
         .forNoKeyUpdate(),
     )
     .with('old', (db) =>
@@ -146,7 +193,8 @@ const patchVariant = statement((db: Executor, ...params: unknown[]) => {
         // scanned the store's whole range of the primary key for it (every product).
         .where('products.store_id', '=', storeId)
         .where('products.id', '=', productId)
-        .whereRef('products.id', '=', 'updated.product_id'),
+        .whereRef('products.id', '=', 'updated.product_id')
+        .returningAll('products'),
     )
     .with('event', () =>
       eventInStatement(
@@ -157,6 +205,12 @@ const patchVariant = statement((db: Executor, ...params: unknown[]) => {
         sql`to_json(old)`,
       ),
     )
-    .selectFrom('updated')
-    .selectAll()
+    .selectFrom(['updated', 'touched'])
+    .selectAll('updated')
+    .select([
+      sql<unknown>`to_json(touched)`.as('product'),
+      sql<string | null>`(select token from state)`.as('rules_token'),
+      sql<boolean>`(select collections from state)`.as('rules_collections'),
+      sql<unknown>`product_document_extras(touched.store_id, touched.id)`.as('document_extras'),
+    ])
 })

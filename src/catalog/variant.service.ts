@@ -10,7 +10,12 @@ import { isUuid, newId, nowIso } from '../db/values.js'
 import { productNotFound, variantNotFound } from '../errors.js'
 import { appendEvent, pendingEvent } from '../events/outbox.js'
 import { ifMatchAllows, ifMatchVersions } from '../http/conditional.js'
-import { afterProductWrite } from './after-product-write.js'
+import {
+  afterProductWrite,
+  afterSelfLockedProductWrite,
+  type SelfLockedWrite,
+} from './after-product-write.js'
+import { lockRulesForProductWrites } from '../collections/membership.js'
 import { rowToVariant } from './catalog.mappers.js'
 import {
   MAX_POSITION,
@@ -30,7 +35,10 @@ import { conflictError, positionOverflow, skuFirstConflict } from './variant-con
 import { mergeVariant, optionsKey, sameFields, sentColumns } from './variant-merge.js'
 import { lockProduct, preconditionFailed, type Deleted, type Work } from './product-write.js'
 import { findVariant, findVariantBySku } from './variant-read.repository.js'
-import { patchVariantInOneStatement } from './variant-patch.repository.js'
+import {
+  patchVariantInOneStatement,
+  type PatchedVariantInOneStatement,
+} from './variant-patch.repository.js'
 import { type VariantFields } from './variant.columns.js'
 import { storedMetafields, type MetafieldValues } from '../attributes/metafield-types.js'
 import { inTransaction } from '../db/transactions.js'
@@ -137,9 +145,10 @@ async function insertVariantIn(
  * each other in opposite orders), then the variant is found and its If-Match checked. A
  * real change raises the variant's version and its product's.
  *
- * Run by `writeAtomic`: on PostgreSQL a patch that leaves the position alone is first tried
- * as one statement (see patchVariantInOneStatement); when it writes nothing, the transaction
- * path finds out why and answers it.
+ * Run by `writeAtomic`: on PostgreSQL a patch that leaves the position and the metafields
+ * alone is first tried as one statement (see patchVariantInOneStatement), which also takes the
+ * store's rules lock and reads what the product's search document needs; when it writes
+ * nothing, the transaction path takes the rules lock, finds out why and answers it.
  */
 export function updateVariantWork(
   storeId: string,
@@ -148,9 +157,9 @@ export function updateVariantWork(
   patch: UpdateVariantInput,
   ifMatch: string | undefined,
 ): Work<Variant> {
-  return afterProductWrite(
+  return afterSelfLockedProductWrite(
     storeId,
-    { kind: 'written', products: (variant) => [variant.productId] },
+    (variant) => variant.productId,
     updateVariantUnit(storeId, productId, variantId, patch, ifMatch),
   )
 }
@@ -161,14 +170,14 @@ function updateVariantUnit(
   variantId: string,
   patch: UpdateVariantInput,
   ifMatch: string | undefined,
-): Work<Variant> {
+): Work<SelfLockedWrite<Variant>> {
   return async (db) => {
     const oneStatement = patch.position === undefined && patch.metafields === undefined
     if (isUuid(productId) && isUuid(variantId) && oneStatement) {
       const options = patch.options === undefined ? undefined : (patch.options ?? {})
-      let row: VariantFields | undefined
+      let patched: PatchedVariantInOneStatement | undefined
       try {
-        row = await patchVariantInOneStatement(db, {
+        patched = await patchVariantInOneStatement(db, {
           storeId,
           productId: productId.toLowerCase(),
           variantId: variantId.toLowerCase(),
@@ -181,11 +190,17 @@ function updateVariantUnit(
       } catch (error) {
         throw conflictError(error) ?? error
       }
-      if (row) return rowToVariant(row)
+      if (patched) {
+        const { row, rules, document } = patched
+        return { result: rowToVariant(row), rules, document }
+      }
     }
-    return inTransaction(db, (tx) =>
+    // The store's rules lock before the product's row lock, as every product write takes them.
+    const rules = await lockRulesForProductWrites(db, storeId)
+    const result = await inTransaction(db, (tx) =>
       updateVariantIn(tx, storeId, productId, variantId, patch, ifMatch),
     )
+    return { result, rules }
   }
 }
 

@@ -107,6 +107,11 @@ export interface SqlDialect {
    * transactions write concurrently (PostgreSQL's advisory locks); undefined on SQLite.
    */
   transactionLock(key: string, mode: 'shared' | 'exclusive'): RawBuilder<unknown> | undefined
+  /**
+   * The statement that refreshes the planner's statistics of `tables` after a bulk load
+   * (PostgreSQL's ANALYZE); undefined on SQLite, which plans by its indexes without them.
+   */
+  refreshStatistics(tables: readonly string[]): RawBuilder<unknown> | undefined
 }
 
 export const SQLITE: SqlDialect = Object.freeze({
@@ -138,6 +143,7 @@ export const SQLITE: SqlDialect = Object.freeze({
   jsonNumber: (expression) => sql<number>`cast(${expression} as real)`,
   jsonObjectEntries: (column) => sql<{ key: string; value: string }>`json_each(${sql.ref(column)})`,
   transactionLock: () => undefined,
+  refreshStatistics: () => undefined,
 } satisfies SqlDialect)
 
 export const POSTGRES: SqlDialect = Object.freeze({
@@ -169,6 +175,7 @@ export const POSTGRES: SqlDialect = Object.freeze({
   jsonNumber: (expression) => sql<number>`(${expression})::numeric`,
   jsonObjectEntries: (column) =>
     sql<{ key: string; value: string }>`json_each_text(${sql.ref(column)})`,
+  refreshStatistics: (tables) => sql`analyze ${sql.join(tables.map((table) => sql.table(table)))}`,
   transactionLock: (key, mode) =>
     mode === 'shared'
       ? sql`select pg_advisory_xact_lock_shared(hashtextextended(current_schema() || ':' || ${key}, 0))`

@@ -6,8 +6,8 @@
  * import-batches -> import-writer -> import-plan -> import-errors, import-outcome, and
  * import-dry-run -> import-plan.
  */
-import { sql } from 'kysely'
 import type { Database } from '../db/database.js'
+import { dialectOf } from '../db/dialect.js'
 import { readCsvRecords, type CsvRecord } from './csv-records.js'
 import { DEFAULT_BATCH, writeBatch, type BatchBound } from './import-batches.js'
 import { checkBatch } from './import-dry-run.js'
@@ -240,6 +240,7 @@ export async function importCatalog(
 
 /** Records an import must have written before PostgreSQL's statistics are refreshed. */
 const ANALYZE_AFTER_RECORDS = 1000
+const IMPORTED_TABLES = ['products', 'variants', 'product_tags', 'slug_counters', 'events']
 
 /**
  * After a large import, PostgreSQL's planner statistics are refreshed (ANALYZE of the tables
@@ -255,11 +256,10 @@ async function refreshPlannerStatistics(database: Database, summary: ImportSumma
     summary.productsUpdated +
     summary.variantsCreated +
     summary.variantsUpdated
-  if (database.dialect !== 'postgres' || written < ANALYZE_AFTER_RECORDS) return
+  const refresh = dialectOf(database.kysely).refreshStatistics(IMPORTED_TABLES)
+  if (refresh === undefined || written < ANALYZE_AFTER_RECORDS) return
   try {
-    await sql`analyze products, variants, product_tags, slug_counters, events`.execute(
-      database.kysely,
-    )
+    await refresh.execute(database.kysely)
   } catch {
     // The import is committed; statistics only speed reads up, and autovacuum refreshes them.
   }

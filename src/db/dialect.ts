@@ -175,11 +175,11 @@ export const POSTGRES: SqlDialect = Object.freeze({
   jsonNumber: (expression) => sql<number>`(${expression})::numeric`,
   jsonObjectEntries: (column) =>
     sql<{ key: string; value: string }>`json_each_text(${sql.ref(column)})`,
-  refreshStatistics: (tables) => sql`analyze ${sql.join(tables.map((table) => sql.table(table)))}`,
   transactionLock: (key, mode) =>
     mode === 'shared'
       ? sql`select pg_advisory_xact_lock_shared(hashtextextended(current_schema() || ':' || ${key}, 0))`
       : sql`select pg_advisory_xact_lock(hashtextextended(current_schema() || ':' || ${key}, 0))`,
+  refreshStatistics: (tables) => sql`analyze ${sql.join(tables.map((table) => sql.table(table)))}`,
 } satisfies SqlDialect)
 
 /**

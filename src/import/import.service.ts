@@ -256,8 +256,9 @@ async function refreshPlannerStatistics(database: Database, summary: ImportSumma
     summary.productsUpdated +
     summary.variantsCreated +
     summary.variantsUpdated
+  if (written < ANALYZE_AFTER_RECORDS) return
   const refresh = dialectOf(database.kysely).refreshStatistics(IMPORTED_TABLES)
-  if (refresh === undefined || written < ANALYZE_AFTER_RECORDS) return
+  if (refresh === undefined) return
   try {
     await refresh.execute(database.kysely)
   } catch {

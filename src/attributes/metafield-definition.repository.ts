@@ -3,7 +3,7 @@ import { dialectOf } from '../db/dialect.js'
 import { statement } from '../db/statements.js'
 import { newId } from '../db/values.js'
 import type { Executor, MetafieldDefinitionRow } from '../db/schema.js'
-import type { PagePosition } from '../catalog/cursor.js'
+import type { PagePosition } from '../http/page-cursor.js'
 
 export interface NewDefinition {
   storeId: string

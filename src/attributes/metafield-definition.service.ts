@@ -1,4 +1,4 @@
-import { decodeCursor, pageOf } from '../catalog/cursor.js'
+import { decodeCursor, pageOf } from '../http/page-cursor.js'
 import { violatedUniqueConstraint } from '../db/driver-errors.js'
 import type { Executor, MetafieldDefinitionRow } from '../db/schema.js'
 import { isUuid, newId, nowIso, toIso } from '../db/values.js'

@@ -3,7 +3,7 @@ import { Metafields } from '../attributes/metafield-definition.schemas.js'
 import { RECORD_RESPONSE_HEADERS } from '../http/conditional.js'
 import { Nullable, Timestamp } from '../http/schemas.js'
 import { Status } from './catalog.schemas.js'
-import { encodeCursor } from './cursor.js'
+import { encodeCursor } from '../http/page-cursor.js'
 
 /** The records of the catalogue as the API answers them, and the answers that carry them. */
 

@@ -1,4 +1,4 @@
-import { decodeCursor, encodeCursor } from '../catalog/cursor.js'
+import { decodeCursor, encodeCursor } from '../http/page-cursor.js'
 import { collectionHandles } from '../catalog/slug-claims.js'
 import { slugify } from '../catalog/slug.js'
 import type { Database } from '../db/database.js'

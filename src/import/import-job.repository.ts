@@ -1,6 +1,6 @@
 import type { Executor, ImportTable } from '../db/schema.js'
 import type { Selectable } from 'kysely'
-import type { PagePosition } from '../catalog/cursor.js'
+import type { PagePosition } from '../http/page-cursor.js'
 
 export type ImportRow = Selectable<ImportTable>
 

@@ -27,7 +27,7 @@ import { importCatalog, type ImportSummary } from './import.service.js'
 import type { ImportWarning } from './import-outcome.js'
 import type { DuplicateSkus } from './import-plan.js'
 import type { ImportError } from './product-mapping.js'
-import { decodeCursor, pageOf } from '../catalog/cursor.js'
+import { decodeCursor, pageOf } from '../http/page-cursor.js'
 
 /**
  * The job reads its file 16 KiB at a time (streams read 64): each piece is parsed and its

@@ -1,4 +1,4 @@
-import { decodeCursor, pageOf } from '../catalog/cursor.js'
+import { decodeCursor, pageOf } from '../http/page-cursor.js'
 import type { Executor } from '../db/schema.js'
 import { isUuid, nowIso, toIso } from '../db/values.js'
 import { AppError } from '../errors.js'

@@ -22,27 +22,54 @@ module.exports = {
       name: 'http-kit-is-generic',
       severity: 'error',
       comment:
-        'http/ is the route kit: it serves every feature and imports none (the names of the ' +
-        'scopes, which the OpenAPI document lists, are a vocabulary, not a feature).',
+        'http/ is the route kit (prefix, schemas, cursors, scopes): it serves every feature and imports none.',
       from: { path: '^src/http/' },
+      to: { path: '^src/(?!db/|http/|errors\\.ts$)' },
+    },
+    {
+      name: 'shared-pieces-are-the-floor',
+      severity: 'error',
+      comment:
+        'The event outbox and the slug claims are written by every feature: they know only db/.',
+      from: { path: '^src/(outbox|slugs)/' },
+      to: { path: '^src/(?!db/|outbox/|slugs/|errors\\.ts$)' },
+    },
+    {
+      name: 'maintainers-below-catalog',
+      severity: 'error',
+      comment:
+        'What keeps derived data exact at commit (search documents, memberships, metafield ' +
+        'values and their index) sits below the catalogue: it never imports the catalogue, ' +
+        "the features' query and API sides, or anything above them (docs/architecture.md).",
+      from: { path: '^src/(search/documents|collections/membership|attributes/values)/' },
       to: {
-        path: '^src/(catalog|events|webhooks|import|auth|idempotency|admin|cli|search|attributes|collections)/',
-        pathNot: '^src/auth/scopes\\.ts$',
+        path: '^src/(catalog|events|import|webhooks|cli|admin|idempotency|auth)/|^src/(search|collections|attributes)/[^/]+$|^src/(app|server)\\.ts$',
       },
     },
     {
-      name: 'outbox-below-catalog',
+      name: 'maintainers-in-order',
       severity: 'error',
-      comment: 'The event outbox is written by the catalogue: it must not import the catalogue.',
-      from: { path: '^src/events/outbox' },
-      to: { path: '^src/(catalog|import|webhooks|search|attributes|collections)/' },
+      comment:
+        'Among the maintainers: metafield values at the bottom, then search documents, then ' +
+        'memberships (whose rules read both).',
+      from: { path: '^src/(attributes/values|search/documents)/' },
+      to: { path: '^src/collections/' },
     },
     {
-      name: 'catalog-writes-events-through-the-outbox',
+      name: 'values-below-documents',
       severity: 'error',
-      comment: 'The catalogue names its events through the outbox; the feed sits above it.',
+      comment: 'Metafield values know nothing of search: search documents read their texts.',
+      from: { path: '^src/attributes/values/' },
+      to: { path: '^src/search/' },
+    },
+    {
+      name: 'catalog-below-the-feature-apis',
+      severity: 'error',
+      comment:
+        'The catalogue writes through the maintainers; the query and API sides of search, ' +
+        'collections, attributes and the events feed sit above it and may read it.',
       from: { path: '^src/catalog/' },
-      to: { path: '^src/events/', pathNot: '^src/events/outbox\\.ts$' },
+      to: { path: '^src/(search|collections|attributes)/[^/]+$|^src/events/' },
     },
     {
       name: 'catalog-below-import-and-webhooks',

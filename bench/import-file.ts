@@ -5,7 +5,7 @@
 import { once } from 'node:events'
 import { createWriteStream } from 'node:fs'
 import { cellFromValue } from '../src/attributes/metafield-columns.js'
-import type { MetafieldType } from '../src/attributes/metafield-types.js'
+import type { MetafieldType } from '../src/attributes/values/metafield-types.js'
 import { metafieldValues } from './scenarios.js'
 import { BENCH_STORE, type Context } from './servers.js'
 import { childEnv, readMemory, spawnChild } from './support.js'

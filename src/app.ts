@@ -11,6 +11,7 @@ import { registerAdminRoutes } from './admin/admin.routes.js'
 import { registerAuth } from './auth/auth.hook.js'
 import { registerMeRoute } from './auth/me.routes.js'
 import { registerCatalogRoutes } from './catalog/catalog.routes.js'
+import { registerSearchRoutes } from './search/search.routes.js'
 import { registerCollectionRoutes } from './collections/collection.routes.js'
 import { registerMetafieldDefinitionRoutes } from './attributes/metafield-definition.routes.js'
 import type { Database } from './db/database.js'
@@ -242,6 +243,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
     registerMetricsRoute(routes, metrics, { token: options.metricsToken })
     registerMeRoute(routes, PREFIX)
     registerCatalogRoutes(routes, database, { idempotencyKeyTtlSeconds })
+    registerSearchRoutes(routes, database)
     registerCollectionRoutes(
       routes,
       database,

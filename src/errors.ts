@@ -60,6 +60,19 @@ export function productNotFound(): AppError {
   return new AppError('not_found', 'No product with this id exists in your store.')
 }
 
+/** Thrown when If-Match names no current version of the record. */
+export function preconditionFailed(): AppError {
+  return new AppError(
+    'precondition_failed',
+    'The record has changed since the version named in If-Match; read it again.',
+  )
+}
+
+/** Thrown when another product of the store has the slug a write sets. */
+export function duplicateSlug(): AppError {
+  return new AppError('duplicate_slug', 'Another product in your store already has this slug.')
+}
+
 /** Thrown when a path names a variant that is not one of the product's in the caller's store. */
 export function variantNotFound(): AppError {
   return new AppError('not_found', 'No variant with this id exists for this product in your store.')

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { it } from 'node:test'
 import { sql } from 'kysely'
-import { refreshSearchDocuments } from '../src/search/search-document.repository.js'
+import { refreshSearchDocuments } from '../src/search/documents/search-document.repository.js'
 import {
   addVariant,
   buildTestApi,

@@ -12,7 +12,7 @@ import { API, createTestSchema, describeEachDialect, expectError } from './helpe
 
 /**
  * The store's metafield definitions are held in memory by the store's definition stamp
- * (src/attributes/definition-cache.ts): a change made by another instance of the service,
+ * (src/attributes/values/definition-cache.ts): a change made by another instance of the service,
  * another process on the same database, must be honoured by this one's next write.
  */
 

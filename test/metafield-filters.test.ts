@@ -6,7 +6,7 @@ import {
   metafieldFacet,
   metafieldFilters,
 } from '../src/attributes/metafield-filters.js'
-import { searchableTextOf } from '../src/attributes/metafield-values.js'
+import { searchableTextOf } from '../src/attributes/values/metafield-values.js'
 import {
   addVariant,
   buildTestApi,

@@ -1,7 +1,11 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { compileLinearPattern } from '../src/attributes/linear-regex.js'
-import { checkValue, validationsProblems, valueRules } from '../src/attributes/metafield-types.js'
+import { compileLinearPattern } from '../src/attributes/values/linear-regex.js'
+import {
+  checkValue,
+  validationsProblems,
+  valueRules,
+} from '../src/attributes/values/metafield-types.js'
 
 describe('metafield value rules', () => {
   it('number_decimal counts decimals as JSON writes them', () => {

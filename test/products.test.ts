@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import { it } from 'node:test'
 import { buildApp } from '../src/app.js'
-import { slugify } from '../src/catalog/slug.js'
+import { slugify } from '../src/slugs/slug.js'
 import { API, buildTestApi, describeEachDialect, expectError, type TestApi } from './helpers.js'
 import { PRODUCT_FIELDS } from './update-cases.js'
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import { it } from 'node:test'
-import { SCOPES } from '../src/auth/scopes.js'
+import { SCOPES } from '../src/http/scopes.js'
 import { generateOpenApiDocument } from '../scripts/openapi.js'
 import { buildTestApi, describeEachDialect, expectError, type TestApi } from './helpers.js'
 import { operationsOf } from './openapi-conformance.js'

@@ -9,7 +9,7 @@ import { readSearchRequest } from '../src/search/search-query.js'
 import { facetQuery, sharedFacetsQuery } from '../src/search/search-facets.repository.js'
 import { searchPageQuery } from '../src/search/search.repository.js'
 import { filterKindOf } from '../src/search/search-filters.js'
-import { refreshSearchDocuments } from '../src/search/search-document.repository.js'
+import { refreshSearchDocuments } from '../src/search/documents/search-document.repository.js'
 import { addVariant, buildTestApi, describeEachDialect } from './helpers.js'
 import { newProductRow } from '../src/catalog/product-create-work.js'
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { slugify, splitSuffix, withSuffix } from '../src/catalog/slug.js'
+import { slugify, splitSuffix, withSuffix } from '../src/slugs/slug.js'
 
 /** What every slug looks like: lowercase ASCII words joined by single dashes, none at the ends. */
 const SLUG_SHAPE = /^[a-z0-9]+(?:-[a-z0-9]+)*$/

@@ -75,7 +75,7 @@ export type ImportListItem = Omit<ImportJob, 'errors'>
  * The event types an endpoint can subscribe to (`*` is every type): the service's own list,
  * bundled in, so a type the service adds appears in the form without a copy to keep up.
  */
-export { EVENT_TYPES } from '../../src/events/event-types.js'
+export { EVENT_TYPES } from '../../src/outbox/event-types.js'
 
 export interface WebhookEndpoint {
   id: string

@@ -1,6 +1,6 @@
 import type { Executor } from '../db/schema.js'
-import { definitionsOfStore } from './metafield-definition.repository.js'
-import type { MetafieldOwner, MetafieldType } from './metafield-types.js'
+import { definitionsOfStore } from './values/metafield-definition.repository.js'
+import type { MetafieldOwner, MetafieldType } from './values/metafield-types.js'
 
 /**
  * Shopify's CSV columns of metafields, `Label (product.metafields.<ns>.<key>)` or

@@ -20,10 +20,10 @@ import {
   DefinitionPage,
   DefinitionResponse,
   ListDefinitionsQuery,
-  MAX_DEFINITIONS_PER_OWNER,
   TRIMMED_DEFINITION_FIELDS,
   UpdateDefinitionBody,
 } from './metafield-definition.schemas.js'
+import { MAX_DEFINITIONS_PER_OWNER } from './values/metafield-value.schemas.js'
 import {
   createDefinitionWork,
   deleteDefinitionWork,

@@ -2,23 +2,23 @@ import { decodeCursor, pageOf } from '../http/page-cursor.js'
 import { violatedUniqueConstraint } from '../db/driver-errors.js'
 import type { Executor, MetafieldDefinitionRow } from '../db/schema.js'
 import { isUuid, newId, nowIso, toIso } from '../db/values.js'
-import { AppError, validationFailed, type FieldProblem } from '../errors.js'
+import { AppError, type FieldProblem, preconditionFailed, validationFailed } from '../errors.js'
 import { ifMatchAllows } from '../http/conditional.js'
-import { refreshSearchDocuments } from '../search/search-document.repository.js'
-import { findSmartCollections } from '../collections/collection.repository.js'
+import { refreshSearchDocuments } from '../search/documents/search-document.repository.js'
+import { findSmartCollections } from '../collections/membership/rules-state.repository.js'
 import {
   applyRules,
   lockForRulesChange,
   smartRulesOfRow,
   type SmartRules,
-} from '../collections/membership.js'
+} from '../collections/membership/membership.js'
 import {
-  MAX_DEFINITIONS_PER_OWNER,
   type CreateDefinitionInput,
   type ListDefinitionsQuery,
   type MetafieldDefinition,
   type UpdateDefinitionInput,
 } from './metafield-definition.schemas.js'
+import { MAX_DEFINITIONS_PER_OWNER } from './values/metafield-value.schemas.js'
 import {
   claimDefinitionSlot,
   deleteDefinitionRow,
@@ -28,14 +28,14 @@ import {
   releaseDefinitionSlot,
   updateDefinitionRow,
   type DefinitionChanges,
-} from './metafield-definition.repository.js'
+} from './values/metafield-definition.repository.js'
 import {
   deleteDefinitionIndex,
   insertIndexRows,
   recordsWithKey,
   removeKeyFromRecords,
-} from './metafield-value.repository.js'
-import { definitionsChanged } from './definition-cache.js'
+} from './values/metafield-value.repository.js'
+import { definitionsChanged } from './values/definition-cache.js'
 import {
   indexedItems,
   validationsProblems,
@@ -43,9 +43,8 @@ import {
   type MetafieldType,
   type Validations,
   storedMetafields,
-} from './metafield-types.js'
-import type { Deleted, Work } from '../catalog/product-write.js'
-import { preconditionFailed } from '../catalog/product-write.js'
+} from './values/metafield-types.js'
+import type { Deleted, Work } from '../db/unit-of-work.js'
 
 export function definitionNotFound(): AppError {
   return new AppError('not_found', 'No metafield definition with this id exists in your store.')

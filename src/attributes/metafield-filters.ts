@@ -1,8 +1,8 @@
 import { sql, type RawBuilder } from 'kysely'
 import type { Executor } from '../db/schema.js'
 import { validationFailed } from '../errors.js'
-import { definitionsOfOwner } from './metafield-definition.repository.js'
-import type { MetafieldType } from './metafield-types.js'
+import { definitionsOfOwner } from './values/metafield-definition.repository.js'
+import type { MetafieldType } from './values/metafield-types.js'
 
 /**
  * The search's side of filterable attributes: `metafield.<namespace>.<key>=<value>` filters

@@ -9,7 +9,7 @@ import {
   listApiKeyRows,
   markApiKeyRevoked,
 } from './api-key.repository.js'
-import { isScope, type Scope } from './scopes.js'
+import { isScope, type Scope } from '../http/scopes.js'
 import { generateSecret, hashSecret, redactSecret } from './secret.js'
 
 /** An API key as it may be shown: never with its secret. */

@@ -3,7 +3,7 @@ import type { Database } from '../db/database.js'
 import { AppError } from '../errors.js'
 import type { Principal } from './api-key.service.js'
 import { PrincipalCache } from './principal-cache.js'
-import { allows, type Scope } from './scopes.js'
+import { allows, type Scope } from '../http/scopes.js'
 import { hashSecret, isWellFormedSecret } from './secret.js'
 
 declare module 'fastify' {

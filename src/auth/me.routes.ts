@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify'
 import { Type } from 'typebox'
 import { withErrors } from '../http/schemas.js'
 import { principalOf } from './auth.hook.js'
-import { SCOPES } from './scopes.js'
+import { SCOPES } from '../http/scopes.js'
 
 const Me = Type.Object(
   {

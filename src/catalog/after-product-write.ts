@@ -1,20 +1,23 @@
-import { lockRulesForProductWrites, refreshMemberships } from '../collections/membership.js'
+import {
+  lockRulesForProductWrites,
+  refreshMemberships,
+} from '../collections/membership/membership.js'
 import { inTransaction } from '../db/transactions.js'
-import { stampReadAtStart } from '../attributes/definition-cache.js'
-import type { RulesState } from '../collections/collection.repository.js'
+import { stampReadAtStart } from '../attributes/values/definition-cache.js'
+import type { RulesState } from '../collections/membership/rules-state.repository.js'
 import {
   refreshSearchDocuments,
   writeStoredDocuments,
   type NewDocumentProduct,
-} from '../search/search-document.repository.js'
-import type { StoredProduct } from '../search/search-document.postgres.js'
+} from '../search/documents/search-document.repository.js'
+import type { StoredProduct } from '../search/documents/search-document.postgres.js'
 import {
   withAddedVariantDocument,
   withNewProductDocument,
   withSearchDocuments,
   type AddedVariant,
-} from '../search/search-documents.js'
-import type { Work } from './product-write.js'
+} from '../search/documents/search-documents.js'
+import type { Work } from '../db/unit-of-work.js'
 
 /** Which products a write of products or variants wrote (`products` of its result). */
 export type Written<T> =

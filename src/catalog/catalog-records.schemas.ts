@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox'
-import { Metafields } from '../attributes/metafield-definition.schemas.js'
+import { Metafields } from '../attributes/values/metafield-value.schemas.js'
 import { RECORD_RESPONSE_HEADERS } from '../http/conditional.js'
 import { Nullable, Timestamp } from '../http/schemas.js'
 import { Status } from './catalog.schemas.js'

@@ -1,4 +1,4 @@
-import { storedMetafields } from '../attributes/metafield-types.js'
+import { storedMetafields } from '../attributes/values/metafield-types.js'
 import type { ProductRow } from '../db/schema.js'
 import { toIso } from '../db/values.js'
 import type { ProductStatus } from './catalog.schemas.js'

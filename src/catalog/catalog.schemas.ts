@@ -1,12 +1,12 @@
-import { MetafieldsInput } from '../attributes/metafield-definition.schemas.js'
+import { MetafieldsInput } from '../attributes/values/metafield-value.schemas.js'
 import { Type, type Static } from 'typebox'
 import { Code, Money, Nullable } from '../http/schemas.js'
 import { HTTP_URL } from '../http/validation.js'
 
 /**
  * The catalogue's field rules (types, bounds, trimming) and its request bodies. The records
- * it answers are in catalog-records.schemas.ts, the query strings of its reads in
- * catalog-queries.schemas.ts.
+ * it answers are in catalog-records.schemas.ts; the product list's query string is search's
+ * (search/search.schemas.ts).
  */
 
 export const PRODUCT_STATUSES = ['draft', 'active', 'archived'] as const
@@ -161,3 +161,15 @@ export const TRIMMED_FIELDS = ['name', 'sku', 'barcode', 'vendor', 'product_type
 
 /** The fields of the bodies that are lists of strings, each trimmed before validation. */
 export const TRIMMED_LIST_FIELDS = ['tags']
+
+/** The sku lookup of variants (GET /variants?sku=). */
+export const FindVariantsQuery = Type.Object({
+  // Not blank: trimmed, it would be the empty sku, which no variant has (400, as without it).
+  sku: Type.String({
+    minLength: 1,
+    maxLength: 255,
+    pattern: '^(?!\\s*$)[^\\u0000]*$',
+    description: 'Compared after trimming; not blank',
+  }),
+})
+export type FindVariantsQuery = Static<typeof FindVariantsQuery>

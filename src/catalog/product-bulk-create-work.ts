@@ -1,8 +1,11 @@
-import { insertNewIndexRows, type NewIndexRow } from '../attributes/metafield-value.repository.js'
-import type { MergedMetafields } from '../attributes/metafield-values.js'
+import {
+  insertNewIndexRows,
+  type NewIndexRow,
+} from '../attributes/values/metafield-value.repository.js'
+import type { MergedMetafields } from '../attributes/values/metafield-values.js'
 import type { NewVariantRow } from '../db/schema.js'
 import { nowIso } from '../db/values.js'
-import { appendEvents, eventRow, pendingEvent, type NewEvent } from '../events/outbox.js'
+import { appendEvents, eventRow, pendingEvent, type NewEvent } from '../outbox/outbox.js'
 import { afterProductWrite } from './after-product-write.js'
 import {
   MAX_POSITION,
@@ -14,7 +17,7 @@ import {
   type CountedNewProduct,
 } from './product-bulk.repository.js'
 import { newProductRow } from './product-create-work.js'
-import type { Work } from './product-write.js'
+import type { Work } from '../db/unit-of-work.js'
 import { tagKeysJson, uniqueTags } from './record-fields.js'
 import { insertNewVariantRows } from './variant-bulk.repository.js'
 import { newVariantFields } from './variant.service.js'

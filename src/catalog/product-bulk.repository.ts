@@ -1,6 +1,6 @@
 import type { Executor, ProductRow } from '../db/schema.js'
 import { insertRows } from '../db/multi-row-insert.js'
-import { productSlugs } from './slug-claims.js'
+import { productSlugs } from '../slugs/slug-claims.js'
 
 /** Every column of a product row. */
 export const PRODUCT_COLUMNS = [

@@ -1,21 +1,22 @@
-import { indexMetafields, mergeMetafields } from '../attributes/metafield-values.js'
+import { indexMetafields, mergeMetafields } from '../attributes/values/metafield-values.js'
 import { violatedUniqueConstraint } from '../db/driver-errors.js'
 import type { Executor } from '../db/schema.js'
 import { newId, nowIso } from '../db/values.js'
-import { appendEvent, pendingEvent } from '../events/outbox.js'
+import { appendEvent, pendingEvent } from '../outbox/outbox.js'
 import { afterProductWrite } from './after-product-write.js'
 import { rowToProduct } from './catalog.mappers.js'
 import { type CreateProductInput } from './catalog.schemas.js'
 import { type Product } from './catalog-records.schemas.js'
 import { toStoredAmount, toStoredAmountOrNull } from './money.js'
-import { duplicateSlug, type Work } from './product-write.js'
+import type { Work } from '../db/unit-of-work.js'
+import { duplicateSlug } from '../errors.js'
 import { normalizeImages, tagKeysJson, uniqueTags } from './record-fields.js'
-import { slugify } from './slug.js'
+import { slugify } from '../slugs/slug.js'
 import {
   insertProductWithSlugSetByHand,
   insertProductWithUniqueSlug,
 } from './product-create.repository.js'
-import { type MetafieldValues } from '../attributes/metafield-types.js'
+import { type MetafieldValues } from '../attributes/values/metafield-types.js'
 import { inTransaction } from '../db/transactions.js'
 
 /** The unit of work of a product's create (POST /products, an import's new product). */

@@ -2,7 +2,7 @@ import { sql, type QueryCreator } from 'kysely'
 import { dialectOf, POSTGRES, type Dialect } from '../db/dialect.js'
 import { statement } from '../db/statements.js'
 import type { DB, Executor } from '../db/schema.js'
-import { eventInStatement, eventRow, writeEventRow, type PendingEvent } from '../events/outbox.js'
+import { eventInStatement, eventRow, writeEventRow, type PendingEvent } from '../outbox/outbox.js'
 import {
   productColumns,
   rowValues,
@@ -11,7 +11,7 @@ import {
   type RowValues,
 } from './product.columns.js'
 import { insertTags, tagInsert } from './product-tags.repository.js'
-import { MAX_CLAIM_ATTEMPTS, productSlugs, reservationOf } from './slug-claims.js'
+import { MAX_CLAIM_ATTEMPTS, productSlugs, reservationOf } from '../slugs/slug-claims.js'
 
 // The create of a product: its row, its slug's claim, its tags and (with a generated slug) its
 // product.created event.

@@ -3,14 +3,14 @@ import { dialectOf, POSTGRES } from '../db/dialect.js'
 import { patchedColumns, sentPairs, setEntries } from '../db/merge-patch-sql.js'
 import { statement } from '../db/statements.js'
 import type { Executor, ProductRow } from '../db/schema.js'
-import { eventInStatement, type PendingEvent } from '../events/outbox.js'
+import { eventInStatement, type PendingEvent } from '../outbox/outbox.js'
 import {
   rulesLockKey,
   rulesStateInStatement,
   rulesStateOf,
   type RulesState,
-} from '../collections/collection.repository.js'
-import type { StoredProduct, StoredVariant } from '../search/search-document.postgres.js'
+} from '../collections/membership/rules-state.repository.js'
+import type { StoredProduct, StoredVariant } from '../search/documents/search-document.postgres.js'
 
 /**
  * The product columns a PATCH can change in one statement, with their PostgreSQL types. A

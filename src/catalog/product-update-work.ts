@@ -2,14 +2,14 @@ import {
   indexMetafields,
   mergeMetafields,
   type MergedMetafields,
-} from '../attributes/metafield-values.js'
+} from '../attributes/values/metafield-values.js'
 import { violatedUniqueConstraint } from '../db/driver-errors.js'
 import type { Executor, ProductRow } from '../db/schema.js'
 import { isUuid, nowIso } from '../db/values.js'
-import { pendingEvent } from '../events/outbox.js'
+import { pendingEvent } from '../outbox/outbox.js'
 import { ifMatchVersions } from '../http/conditional.js'
 import { afterSelfLockedProductWrite, type SelfLockedWrite } from './after-product-write.js'
-import { lockRulesForProductWrites } from '../collections/membership.js'
+import { lockRulesForProductWrites } from '../collections/membership/membership.js'
 import { rowToProduct } from './catalog.mappers.js'
 import { type UpdateProductInput } from './catalog.schemas.js'
 import { type Product } from './catalog-records.schemas.js'
@@ -20,12 +20,14 @@ import {
   updateProductRowWithEvent,
   type ProductChanges,
 } from './product.repository.js'
-import { duplicateSlug, lockProduct, type Work } from './product-write.js'
+import { lockProduct } from './product-write.js'
+import type { Work } from '../db/unit-of-work.js'
+import { duplicateSlug } from '../errors.js'
 import { tagKey, tagKeysJson } from './record-fields.js'
 import { checkTransition, statusesBarredFrom } from './transitions.js'
 import { patchProductInOneStatement } from './product-patch.repository.js'
 import { replaceProductTags } from './product-tags.repository.js'
-import { type MetafieldValues } from '../attributes/metafield-types.js'
+import { type MetafieldValues } from '../attributes/values/metafield-types.js'
 import { inTransaction } from '../db/transactions.js'
 
 /**

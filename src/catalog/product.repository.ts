@@ -2,9 +2,9 @@ import { sql } from 'kysely'
 import { dialectOf } from '../db/dialect.js'
 import { statement } from '../db/statements.js'
 import type { Executor, ProductRow } from '../db/schema.js'
-import { appendEvent, eventInStatement, type PendingEvent } from '../events/outbox.js'
+import { appendEvent, eventInStatement, type PendingEvent } from '../outbox/outbox.js'
 import type { FieldValues } from './product.columns.js'
-import { productSlugs } from './slug-claims.js'
+import { productSlugs } from '../slugs/slug-claims.js'
 
 // A product's row: locked, updated, touched by its variants' changes, deleted. The create, the
 // tags, the list queries, the one-statement PATCH and the bulk insert live in their own files.

@@ -11,7 +11,7 @@ import {
   recordRead,
   sendRecord,
 } from '../http/route-kit.js'
-import { ErrorBody, IdParams, withErrors } from '../http/schemas.js'
+import { IdParams, withErrors } from '../http/schemas.js'
 import { prepareJsonBody } from '../http/validation.js'
 import type { WriteRunner } from '../idempotency/write-runner.js'
 import {
@@ -20,15 +20,8 @@ import {
   TRIMMED_LIST_FIELDS,
   UpdateProductBody,
 } from './catalog.schemas.js'
-import {
-  ProductPage,
-  ProductResponse,
-  ProductWithVariantsResponse,
-} from './catalog-records.schemas.js'
-import { ListProductsQuery } from './catalog-queries.schemas.js'
+import { ProductResponse, ProductWithVariantsResponse } from './catalog-records.schemas.js'
 import { deleteProductWork, getProduct } from './product.service.js'
-import { listProducts } from '../search/search.service.js'
-import type { ListQuery } from '../search/search-query.js'
 import { createProductWork } from './product-create-work.js'
 import { updateProductWork } from './product-update-work.js'
 
@@ -133,30 +126,5 @@ export function registerProductRoutes(
       await runWrite(request, reply, (storeId) =>
         deleteProductWork(storeId, request.params.id, request.headers['if-match']),
       ),
-  )
-
-  routes.get(
-    `${PREFIX}/products`,
-    {
-      config: { scope: 'read' },
-      schema: {
-        operationId: 'listProducts',
-        tags: ['products'],
-        summary: 'Products: search, filters, facets, in any sort, a page at a time',
-        description:
-          'Pass the `nextCursor` of a page as `cursor` for the next one, until it is `null`. ' +
-          '`q` finds products holding each of its words (without case or accents; the last ' +
-          'word also as a prefix) or a sku or barcode equal to it. The filters combine: ' +
-          '`status`, `slug`, `vendor` and `product_type` compare exactly, `tag` and ' +
-          '`option.<Name>` in any case, `price_min` and `price_max` inclusive, `collection` ' +
-          'by id (an id of no collection matches nothing); a filter ' +
-          'repeated means any of its values. `facets` adds exact counts, each facet counted ' +
-          'over every filter but its own.',
-        querystring: ListProductsQuery,
-        response: withErrors({ 200: ProductPage, 400: ErrorBody }),
-      },
-    },
-    async (request) =>
-      listProducts(database, principalOf(request).storeId, request.query as ListQuery),
   )
 }

@@ -2,15 +2,15 @@ import { sql } from 'kysely'
 import { dialectOf, POSTGRES } from '../db/dialect.js'
 import { patchedColumns, sentPairs, setEntries } from '../db/merge-patch-sql.js'
 import { statement } from '../db/statements.js'
-import { eventInStatement, type PendingEvent } from '../events/outbox.js'
+import { eventInStatement, type PendingEvent } from '../outbox/outbox.js'
 import type { Executor } from '../db/schema.js'
 import {
   rulesLockKey,
   rulesStateInStatement,
   rulesStateOf,
   type RulesState,
-} from '../collections/collection.repository.js'
-import type { StoredProduct, StoredVariant } from '../search/search-document.postgres.js'
+} from '../collections/membership/rules-state.repository.js'
+import type { StoredProduct, StoredVariant } from '../search/documents/search-document.postgres.js'
 
 import { VARIANT_READ_COLUMNS, type VariantFields } from './variant.columns.js'
 

@@ -1,7 +1,7 @@
 import { sql } from 'kysely'
 import { dialectOf, POSTGRES, type Dialect, type SqlDialect } from '../db/dialect.js'
 import { statement } from '../db/statements.js'
-import { eventInStatement, eventRow, writeEventRow, type PendingEvent } from '../events/outbox.js'
+import { eventInStatement, eventRow, writeEventRow, type PendingEvent } from '../outbox/outbox.js'
 import type { Executor, NewVariantRow } from '../db/schema.js'
 import {
   VARIANT_INSERT_COLUMNS,

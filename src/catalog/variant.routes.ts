@@ -17,7 +17,7 @@ import { prepareJsonBody } from '../http/validation.js'
 import type { WriteRunner } from '../idempotency/write-runner.js'
 import { CreateVariantBody, TRIMMED_FIELDS, UpdateVariantBody } from './catalog.schemas.js'
 import { VariantListResponse, VariantResponse } from './catalog-records.schemas.js'
-import { FindVariantsQuery } from './catalog-queries.schemas.js'
+import { FindVariantsQuery } from './catalog.schemas.js'
 import {
   addVariantWork,
   deleteVariantWork,

@@ -3,19 +3,19 @@ import {
   mergeMetafields,
   unindexRecord,
   type MergedMetafields,
-} from '../attributes/metafield-values.js'
+} from '../attributes/values/metafield-values.js'
 import { type Database } from '../db/database.js'
 import type { Executor } from '../db/schema.js'
 import { isUuid, newId, nowIso } from '../db/values.js'
-import { productNotFound, variantNotFound } from '../errors.js'
-import { appendEvent, pendingEvent } from '../events/outbox.js'
+import { preconditionFailed, productNotFound, variantNotFound } from '../errors.js'
+import { appendEvent, pendingEvent } from '../outbox/outbox.js'
 import { ifMatchAllows, ifMatchVersions } from '../http/conditional.js'
 import {
   afterProductWrite,
   afterSelfLockedProductWrite,
   type SelfLockedWrite,
 } from './after-product-write.js'
-import { lockRulesForProductWrites } from '../collections/membership.js'
+import { lockRulesForProductWrites } from '../collections/membership/membership.js'
 import { rowToVariant } from './catalog.mappers.js'
 import {
   MAX_POSITION,
@@ -33,14 +33,15 @@ import {
 } from './variant.repository.js'
 import { conflictError, positionOverflow, skuFirstConflict } from './variant-conflicts.js'
 import { mergeVariant, optionsKey, sameFields, sentColumns } from './variant-merge.js'
-import { lockProduct, preconditionFailed, type Deleted, type Work } from './product-write.js'
+import { lockProduct } from './product-write.js'
+import type { Deleted, Work } from '../db/unit-of-work.js'
 import { findVariant, findVariantBySku } from './variant-read.repository.js'
 import {
   patchVariantInOneStatement,
   type PatchedVariantInOneStatement,
 } from './variant-patch.repository.js'
 import { type VariantFields } from './variant.columns.js'
-import { storedMetafields, type MetafieldValues } from '../attributes/metafield-types.js'
+import { storedMetafields, type MetafieldValues } from '../attributes/values/metafield-types.js'
 import { inTransaction } from '../db/transactions.js'
 
 export function addVariant(

@@ -6,7 +6,7 @@ import {
   revokeApiKey,
   type ApiKey,
 } from '../auth/api-key.service.js'
-import { isScope, SCOPES, type Scope } from '../auth/scopes.js'
+import { isScope, SCOPES, type Scope } from '../http/scopes.js'
 import type { Database } from '../db/database.js'
 import { migrateToLatest } from '../db/migrate.js'
 import { CommandError, UsageError, type Output } from './output.js'

@@ -10,21 +10,25 @@ import type {
   Collection,
   ListCollectionProductsQuery,
   MoveProductInput,
-  SortOrder,
 } from './collection.schemas.js'
+import type { SortOrder } from './membership/sort-orders.js'
 import { collectionNotFound, collectionRecord, lockCollection } from './collection.service.js'
 import { findCollection } from './collection.repository.js'
-import { listMemberRows, sortedBy, type MemberPosition } from './member-page.repository.js'
+import {
+  listMemberRows,
+  sortedBy,
+  type MemberPosition,
+} from './membership/member-page.repository.js'
 import {
   closeGap,
   findMembersAmong,
   findStoreProductsForShare,
   maxPosition,
   moveMember,
-} from './manual-members.repository.js'
-import { deleteMembers, insertMembers, memberKeysOf } from './membership.repository.js'
-import { appendMembersChanged } from './membership.js'
-import type { Work } from '../catalog/product-write.js'
+} from './membership/manual-members.repository.js'
+import { deleteMembers, insertMembers, memberKeysOf } from './membership/membership.repository.js'
+import { appendMembersChanged } from './membership/membership.js'
+import type { Work } from '../db/unit-of-work.js'
 
 /** A manual collection's members: add, move, remove; and every collection's page of products. */
 

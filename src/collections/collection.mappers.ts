@@ -1,7 +1,8 @@
 import type { CollectionRow } from '../db/schema.js'
 import { toIso } from '../db/values.js'
-import type { Collection, SortOrder } from './collection.schemas.js'
-import type { Rule } from './rules.js'
+import type { Collection } from './collection.schemas.js'
+import type { SortOrder } from './membership/sort-orders.js'
+import type { Rule } from './membership/rules.js'
 
 /** A collection row as an event's object keeps it: the row, with its count at that moment. */
 export type CollectionEventRow = CollectionRow & { products_count: number }

@@ -2,18 +2,8 @@ import { Type, type Static } from 'typebox'
 import { MAX_SET_SLUG_LENGTH, PRODUCT_STATUSES, SLUG_PATTERN } from '../catalog/catalog.schemas.js'
 import { RECORD_RESPONSE_HEADERS } from '../http/conditional.js'
 import { Nullable, Timestamp } from '../http/schemas.js'
-import { MAX_RULES, RULE_RELATIONS } from './rules.js'
-
-export const SORT_ORDERS = [
-  'manual',
-  'newest',
-  'oldest',
-  'name',
-  '-name',
-  'price',
-  '-price',
-] as const
-export type SortOrder = (typeof SORT_ORDERS)[number]
+import { MAX_RULES, RULE_RELATIONS } from './membership/rules.js'
+import { SORT_ORDERS, type SortOrder } from './membership/sort-orders.js'
 
 /** Collections a store may have. */
 export const MAX_COLLECTIONS = 5_000

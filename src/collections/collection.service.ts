@@ -1,14 +1,14 @@
 import { decodeCursor, encodeCursor } from '../http/page-cursor.js'
-import { collectionHandles } from '../catalog/slug-claims.js'
-import { slugify } from '../catalog/slug.js'
+import { collectionHandles } from '../slugs/slug-claims.js'
+import { slugify } from '../slugs/slug.js'
 import type { Database } from '../db/database.js'
 import { dialectOf } from '../db/dialect.js'
 import { violatedUniqueConstraint } from '../db/driver-errors.js'
 import type { CollectionRow, Executor } from '../db/schema.js'
 import { inTransaction } from '../db/transactions.js'
 import { isUuid, newId, nowIso, toIso } from '../db/values.js'
-import { AppError, validationFailed } from '../errors.js'
-import { appendEvent } from '../events/outbox.js'
+import { AppError, preconditionFailed, validationFailed } from '../errors.js'
+import { appendEvent } from '../outbox/outbox.js'
 import { ifMatchAllows } from '../http/conditional.js'
 import {
   countCollections,
@@ -27,13 +27,18 @@ import {
   type Collection,
   type CreateCollectionInput,
   type ListCollectionsQuery,
-  type SortOrder,
   type UpdateCollectionInput,
 } from './collection.schemas.js'
-import { applyRules, lockForRulesChange, rulesChanged, sortOrderChanged } from './membership.js'
-import { ruleAttributes } from './metafield-rules.js'
-import { checkRules, type Rule } from './rules.js'
-import { preconditionFailed, type Deleted, type Work } from '../catalog/product-write.js'
+import type { SortOrder } from './membership/sort-orders.js'
+import {
+  applyRules,
+  lockForRulesChange,
+  rulesChanged,
+  sortOrderChanged,
+} from './membership/membership.js'
+import { ruleAttributes } from './membership/metafield-rules.js'
+import { checkRules, type Rule } from './membership/rules.js'
+import type { Deleted, Work } from '../db/unit-of-work.js'
 
 /** Collections: create, read, list, PATCH and DELETE, with their rules and handles. */
 

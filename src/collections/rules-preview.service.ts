@@ -1,8 +1,8 @@
 import type { Database } from '../db/database.js'
 import type { PreviewRulesInput, RulesPreview } from './collection.schemas.js'
-import { countProductsWhere } from './rules-change.repository.js'
-import { ruleAttributes } from './metafield-rules.js'
-import { checkRules, rulesSql } from './rules.js'
+import { countProductsWhere } from './membership/rules-change.repository.js'
+import { ruleAttributes } from './membership/metafield-rules.js'
+import { checkRules, rulesSql } from './membership/rules.js'
 
 /**
  * How many products a smart collection with these rules would hold, before it is saved

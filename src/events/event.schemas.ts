@@ -4,7 +4,7 @@ import { Collection, ProductsChanged } from '../collections/collection.schemas.j
 import { Timestamp } from '../http/schemas.js'
 import { encodeEventCursor } from './event-cursor.js'
 import { START } from './event-queries.js'
-import { EVENT_TYPES, type EventType } from './event-types.js'
+import { EVENT_TYPES, type EventType } from '../outbox/event-types.js'
 
 export const DEFAULT_EVENT_PAGE_SIZE = 100
 export const MAX_EVENT_PAGE_SIZE = 500

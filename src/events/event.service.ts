@@ -20,7 +20,7 @@ import {
   hasHeldBackEvent,
 } from './event.repository.js'
 import { START, type EventPageQuery, type EventPosition, type EventRow } from './event-queries.js'
-import type { EventType } from './outbox.js'
+import type { EventType } from '../outbox/outbox.js'
 
 // The types are the outbox's; the webhooks take them from here.
 

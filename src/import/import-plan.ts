@@ -3,7 +3,7 @@
  * own schemas, matched to the stored product and its variants, reduced to the fields that
  * would change. It writes nothing; in a dry run it also finds what only a write would.
  */
-import type { MergedMetafields } from '../attributes/metafield-values.js'
+import type { MergedMetafields } from '../attributes/values/metafield-values.js'
 import { rowToProduct, rowToVariant } from '../catalog/catalog.mappers.js'
 import {
   CreateProductBody,

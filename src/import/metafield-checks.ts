@@ -1,8 +1,8 @@
 import type { Executor } from '../db/schema.js'
-import { checkMetafields, type MergedMetafields } from '../attributes/metafield-values.js'
+import { checkMetafields, type MergedMetafields } from '../attributes/values/metafield-values.js'
 import { productErrors, variantErrors } from './import-errors.js'
 import type { ImportError, MappedProduct, MappedVariant } from './product-mapping.js'
-import { type MetafieldValues } from '../attributes/metafield-types.js'
+import { type MetafieldValues } from '../attributes/values/metafield-types.js'
 
 /** What checkPlanMetafields reads of a product's plan (import-plan.ts), and fills in. */
 export interface PlanWithMetafields {

@@ -1,6 +1,6 @@
 import type { CreateProductInput, CreateVariantInput } from '../catalog/catalog.schemas.js'
 import { MAX_SET_SLUG_LENGTH, SLUG_PATTERN } from '../catalog/catalog.schemas.js'
-import { slugify } from '../catalog/slug.js'
+import { slugify } from '../slugs/slug.js'
 import type { CsvRecord } from './csv-records.js'
 import { metafieldsOfRecord } from './metafield-import.js'
 import { columnName, type Column, type Header } from './shopify-columns.js'

@@ -1,5 +1,5 @@
 import { parseMetafieldColumn, type MetafieldColumn } from '../attributes/metafield-columns.js'
-import type { MetafieldType } from '../attributes/metafield-types.js'
+import type { MetafieldType } from '../attributes/values/metafield-types.js'
 
 /**
  * The columns of Shopify's product CSV that the catalogue stores, under their classic names

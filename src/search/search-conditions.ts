@@ -1,7 +1,13 @@
 import { sql, type RawBuilder } from 'kysely'
 import { dialectOf, type Dialect } from '../db/dialect.js'
 import type { Executor } from '../db/schema.js'
-import { DOCUMENTS, PRODUCTS, priceBetween, type Condition, type ProductSide } from './filters.js'
+import {
+  DOCUMENTS,
+  PRODUCTS,
+  priceBetween,
+  type Condition,
+  type ProductSide,
+} from './documents/filters.js'
 import type { MatchRead } from './search-filters.js'
 import type { SearchRequest } from './search-query.js'
 

@@ -11,7 +11,7 @@ import {
   vendorIn,
   type Condition,
   type ProductSide,
-} from './filters.js'
+} from './documents/filters.js'
 
 /**
  * Where a facet's values come from: a column of the products (and of their documents: the

@@ -1,5 +1,5 @@
 import { validationFailed, type FieldProblem } from '../errors.js'
-import { searchWords } from './fold.js'
+import { searchWords } from './documents/fold.js'
 import { filterKindOf, type FilterKind } from './search-filters.js'
 import type { Sort } from './sorts.js'
 

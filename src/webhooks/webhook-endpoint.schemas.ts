@@ -1,6 +1,6 @@
 import { Type, type Static } from 'typebox'
 import { Nullable, Timestamp } from '../http/schemas.js'
-import { EVENT_TYPES, type EventType } from '../events/event-types.js'
+import { EVENT_TYPES, type EventType } from '../outbox/event-types.js'
 import { MAX_WEBHOOK_URL_LENGTH } from './webhook-url.js'
 
 /** Subscribes an endpoint to every event type, present and future. */

@@ -21,7 +21,7 @@ import {
 } from './webhook-endpoint.repository.js'
 import { webhookUrlProblem, type WebhookUrlOptions } from './webhook-url.js'
 import { newWebhookSecret } from './signature.js'
-import type { Deleted, Work } from '../catalog/product-write.js'
+import type { Deleted, Work } from '../db/unit-of-work.js'
 
 /** The most endpoints one store may have (the contract's limit). */
 export const MAX_ENDPOINTS_PER_STORE = 16

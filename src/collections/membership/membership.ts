@@ -1,6 +1,6 @@
-import { storedMetafields } from '../attributes/metafield-types.js'
-import type { Executor, ProductRow } from '../db/schema.js'
-import { appendEvent, appendEvents, eventRow, pendingEvent } from '../events/outbox.js'
+import { storedMetafields } from '../../attributes/values/metafield-types.js'
+import type { Executor, ProductRow } from '../../db/schema.js'
+import { appendEvent, appendEvents, eventRow, pendingEvent } from '../../outbox/outbox.js'
 import {
   findSmartCollections,
   lockForProductWrite,
@@ -8,7 +8,7 @@ import {
   renewRulesToken,
   type RulesState,
   type SmartCollectionRow,
-} from './collection.repository.js'
+} from './rules-state.repository.js'
 import { closeGap } from './manual-members.repository.js'
 import {
   deleteMembers,
@@ -23,7 +23,7 @@ import {
   type MemberKeys,
 } from './membership.repository.js'
 import { replaceMembersWhere, resortMembers } from './rules-change.repository.js'
-import type { SortOrder } from './collection.schemas.js'
+import type { SortOrder } from './sort-orders.js'
 import { sortedBy } from './member-page.repository.js'
 import {
   compileRules,

@@ -1,4 +1,4 @@
-import type { FieldProblem } from '../errors.js'
+import type { FieldProblem } from '../../errors.js'
 import { compileLinearPattern, type LinearPattern } from './linear-regex.js'
 
 /** The types of a custom attribute (Shopify's names) and the JSON value each takes. */

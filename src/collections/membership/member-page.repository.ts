@@ -1,7 +1,7 @@
 import { sql, type RawBuilder } from 'kysely'
-import { dialectOf } from '../db/dialect.js'
-import type { Executor, ProductRow } from '../db/schema.js'
-import type { SortOrder } from './collection.schemas.js'
+import { dialectOf } from '../../db/dialect.js'
+import type { Executor, ProductRow } from '../../db/schema.js'
+import type { SortOrder } from './sort-orders.js'
 
 /**
  * A page of a collection's products in its sort order. Each order reads one index of

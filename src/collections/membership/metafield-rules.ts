@@ -1,8 +1,8 @@
 import { sql, type RawBuilder } from 'kysely'
-import { definitionsOfOwner } from '../attributes/metafield-definition.repository.js'
-import type { MetafieldType } from '../attributes/metafield-types.js'
-import { dialectOf } from '../db/dialect.js'
-import type { Executor } from '../db/schema.js'
+import { definitionsOfOwner } from '../../attributes/values/metafield-definition.repository.js'
+import type { MetafieldType } from '../../attributes/values/metafield-types.js'
+import { dialectOf } from '../../db/dialect.js'
+import type { Executor } from '../../db/schema.js'
 
 /**
  * Smart rules on `metafield.<namespace>.<key>` of a filterable product attribute (decision

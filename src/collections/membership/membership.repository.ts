@@ -1,9 +1,9 @@
 import { sql } from 'kysely'
-import { dialectOf } from '../db/dialect.js'
-import { insertRows } from '../db/multi-row-insert.js'
-import { statement } from '../db/statements.js'
-import type { Executor, ProductRow } from '../db/schema.js'
-import { toIso } from '../db/values.js'
+import { dialectOf } from '../../db/dialect.js'
+import { insertRows } from '../../db/multi-row-insert.js'
+import { statement } from '../../db/statements.js'
+import type { Executor, ProductRow } from '../../db/schema.js'
+import { toIso } from '../../db/values.js'
 
 /** Every statement on collection_products, and the product facts that memberships read. */
 

@@ -1,9 +1,9 @@
 import { sql } from 'kysely'
-import { dialectOf } from '../db/dialect.js'
-import { statement } from '../db/statements.js'
-import { newId } from '../db/values.js'
-import type { Executor, MetafieldDefinitionRow } from '../db/schema.js'
-import type { PagePosition } from '../http/page-cursor.js'
+import { dialectOf } from '../../db/dialect.js'
+import { statement } from '../../db/statements.js'
+import { newId } from '../../db/values.js'
+import type { Executor, MetafieldDefinitionRow } from '../../db/schema.js'
+import type { PagePosition } from '../../http/page-cursor.js'
 
 export interface NewDefinition {
   storeId: string

@@ -1,5 +1,5 @@
-import type { Executor, MetafieldDefinitionRow } from '../db/schema.js'
-import { validationFailed, type FieldProblem } from '../errors.js'
+import type { Executor, MetafieldDefinitionRow } from '../../db/schema.js'
+import { validationFailed, type FieldProblem } from '../../errors.js'
 import { storeDefinitions, type StoreDefinitions } from './definition-cache.js'
 import {
   deleteIndexedValues,
@@ -19,7 +19,7 @@ import {
   type Validations,
 } from './metafield-types.js'
 
-// Kept while src/search/search-document.repository.ts imports the type from here.
+// Kept while src/search/documents/search-document.repository.ts imports the type from here.
 export { type MetafieldValues } from './metafield-types.js'
 
 /** A definition as the values of a write are checked and indexed with. */

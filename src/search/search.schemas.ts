@@ -1,8 +1,8 @@
 import { Type, type Static } from 'typebox'
-import { SORTS, type Sort } from '../search/sorts.js'
-import { DEFAULT_PAGE_SIZE, Status } from './catalog.schemas.js'
+import { DEFAULT_PAGE_SIZE, Status } from '../catalog/catalog.schemas.js'
+import { SORTS, type Sort } from './sorts.js'
 
-/** The query strings of the catalogue's reads: the product list's search, a sku lookup. */
+/** The query string of the product list: search, filters, facets, sorts. */
 
 /** Text in a query string; NUL, which no stored text holds (nor PostgreSQL takes), is refused. */
 const QueryText = (description: string) =>
@@ -90,14 +90,3 @@ export const ListProductsQuery = Type.Object(
   },
 )
 export type ListProductsQuery = Static<typeof ListProductsQuery>
-
-export const FindVariantsQuery = Type.Object({
-  // Not blank: trimmed, it would be the empty sku, which no variant has (400, as without it).
-  sku: Type.String({
-    minLength: 1,
-    maxLength: 255,
-    pattern: '^(?!\\s*$)[^\\u0000]*$',
-    description: 'Compared after trimming; not blank',
-  }),
-})
-export type FindVariantsQuery = Static<typeof FindVariantsQuery>

@@ -1,4 +1,4 @@
-import type { Executor } from '../db/schema.js'
+import type { Executor } from '../../db/schema.js'
 import {
   storeDefinitions,
   storeDefinitionsUnderStamp,

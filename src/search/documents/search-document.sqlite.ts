@@ -1,6 +1,6 @@
 import { sql, type Compilable } from 'kysely'
-import type { Executor } from '../db/schema.js'
-import { statement } from '../db/statements.js'
+import type { Executor } from '../../db/schema.js'
+import { statement } from '../../db/statements.js'
 import type { DocumentProduct, DocumentVariant, SearchDocument } from './search-document.js'
 
 /**

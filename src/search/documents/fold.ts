@@ -1,4 +1,4 @@
-import { asciiLowercase } from '../catalog/slug.js'
+import { asciiLowercase } from '../../slugs/slug.js'
 
 /**
  * The words of a text as search compares them, on both databases alike: folded the way slugs

@@ -1,11 +1,11 @@
 import {
   searchableMetafieldTexts,
   searchableMetafieldTextsOf,
-} from '../attributes/metafield-search-text.js'
-import { dialectOf } from '../db/dialect.js'
-import type { Executor } from '../db/schema.js'
-import { inList } from '../db/values.js'
-import { searchableTextOf, type MetafieldValues } from '../attributes/metafield-values.js'
+} from '../../attributes/values/metafield-search-text.js'
+import { dialectOf } from '../../db/dialect.js'
+import type { Executor } from '../../db/schema.js'
+import { inList } from '../../db/values.js'
+import { searchableTextOf, type MetafieldValues } from '../../attributes/values/metafield-values.js'
 import {
   buildSearchDocument,
   type DocumentProduct,

@@ -1,6 +1,6 @@
-import { inTransaction } from '../db/transactions.js'
-import type { Executor } from '../db/schema.js'
-import { searchableTextsOfVariant } from '../attributes/metafield-search-text.js'
+import { inTransaction } from '../../db/transactions.js'
+import type { Executor } from '../../db/schema.js'
+import { searchableTextsOfVariant } from '../../attributes/values/metafield-search-text.js'
 import { appendVariantPart } from './added-variant-document.repository.js'
 import { buildSearchDocument, variantPart, type DocumentVariant } from './search-document.js'
 import {

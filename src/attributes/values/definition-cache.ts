@@ -1,4 +1,4 @@
-import type { Executor, MetafieldDefinitionRow } from '../db/schema.js'
+import type { Executor, MetafieldDefinitionRow } from '../../db/schema.js'
 import {
   definitionsOfStore,
   readDefinitionStamp,

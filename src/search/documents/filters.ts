@@ -1,6 +1,6 @@
 import { sql, type RawBuilder } from 'kysely'
-import type { Executor } from '../db/schema.js'
-import { inList } from '../db/values.js'
+import type { Executor } from '../../db/schema.js'
+import { inList } from '../../db/values.js'
 
 /**
  * The SQL of one filter condition on a product, each a small function of its values, on the

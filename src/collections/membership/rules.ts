@@ -1,9 +1,9 @@
 import { sql, type RawBuilder } from 'kysely'
-import { dialectOf } from '../db/dialect.js'
-import type { Executor } from '../db/schema.js'
-import { validationFailed, type FieldProblem } from '../errors.js'
-import type { MetafieldType } from '../attributes/metafield-types.js'
-import { optionIn, priceBetween, statusIn, tagIn } from '../search/filters.js'
+import { dialectOf } from '../../db/dialect.js'
+import type { Executor } from '../../db/schema.js'
+import { validationFailed, type FieldProblem } from '../../errors.js'
+import type { MetafieldType } from '../../attributes/values/metafield-types.js'
+import { optionIn, priceBetween, statusIn, tagIn } from '../../search/documents/filters.js'
 import {
   METAFIELD_PREFIX,
   metafieldRelations,
@@ -19,7 +19,7 @@ import {
  * change). Text is compared lowercased (toLowerCase; the dialect's `lower`); a field that
  * is null equals, contains, starts and ends with nothing, so its `not_*` relations hold.
  * Where a rule is the very condition of a search filter (status, tag, option.<Name> equals,
- * price bounds), its SQL is that filter's (search/filters.ts), over search_facets.
+ * price bounds), its SQL is that filter's (search/documents/filters.ts), over search_facets.
  */
 
 export const RULE_RELATIONS = [

@@ -1,5 +1,5 @@
-import { dialectOf } from '../db/dialect.js'
-import type { Executor } from '../db/schema.js'
+import { dialectOf } from '../../db/dialect.js'
+import type { Executor } from '../../db/schema.js'
 
 /** The statements of a manual collection's positions: gaps closed, members moved, products checked. */
 

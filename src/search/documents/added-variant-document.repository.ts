@@ -1,7 +1,7 @@
 import { sql, type RawBuilder } from 'kysely'
-import { dialectOf } from '../db/dialect.js'
-import type { Executor } from '../db/schema.js'
-import { statement } from '../db/statements.js'
+import { dialectOf } from '../../db/dialect.js'
+import type { Executor } from '../../db/schema.js'
+import { statement } from '../../db/statements.js'
 import type { VariantPart } from './search-document.js'
 
 /**

@@ -1,9 +1,9 @@
 import { CompiledQuery } from 'kysely'
-import { dialectOf, type SqlDialect } from '../db/dialect.js'
-import { insertRows } from '../db/multi-row-insert.js'
-import { statement } from '../db/statements.js'
-import type { Executor } from '../db/schema.js'
-import { inList } from '../db/values.js'
+import { dialectOf, type SqlDialect } from '../../db/dialect.js'
+import { insertRows } from '../../db/multi-row-insert.js'
+import { statement } from '../../db/statements.js'
+import type { Executor } from '../../db/schema.js'
+import { inList } from '../../db/values.js'
 
 /** One row of the filter index: an item of a filterable definition's value on a record. */
 export interface IndexedValue {

@@ -1,6 +1,6 @@
 import { sql, type RawBuilder } from 'kysely'
-import { dialectOf } from '../db/dialect.js'
-import type { Executor } from '../db/schema.js'
+import { dialectOf } from '../../db/dialect.js'
+import type { Executor } from '../../db/schema.js'
 
 /** The statements of a rules change or a sort order change: a collection's members replaced or moved in SQL. */
 

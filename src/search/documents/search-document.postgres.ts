@@ -1,6 +1,6 @@
 import { sql } from 'kysely'
-import type { Executor } from '../db/schema.js'
-import { sqlStatement } from '../db/statements.js'
+import type { Executor } from '../../db/schema.js'
+import { sqlStatement } from '../../db/statements.js'
 import type { DocumentProduct, DocumentVariant, SearchDocument } from './search-document.js'
 
 /**

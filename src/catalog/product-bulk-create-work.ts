@@ -6,7 +6,8 @@ import type { MergedMetafields } from '../attributes/values/metafield-values.js'
 import type { NewVariantRow } from '../db/schema.js'
 import { nowIso } from '../db/values.js'
 import { appendEvents, eventRow, pendingEvent, type NewEvent } from '../outbox/outbox.js'
-import { afterProductWrite } from './after-product-write.js'
+import { beginProductWrite, productsWritten } from './product-write.js'
+import { inTransaction } from '../db/transactions.js'
 import {
   MAX_POSITION,
   type CreateProductInput,
@@ -63,18 +64,23 @@ export function createProductsWork(
   storeId: string,
   products: readonly NewProductWithVariants[],
 ): Work<string[]> {
-  return afterProductWrite(
-    storeId,
-    { kind: 'written', products: (ids) => ids, created: true },
-    async (db) => {
+  return (db) =>
+    inTransaction(db, async (tx) => {
+      const rules = await beginProductWrite(tx, storeId, { creates: true })
       const { rows, variants, indexed, events } = newRows(storeId, products)
-      await insertProductsWithSlugsSetByHand(db, storeId, rows)
-      await insertNewVariantRows(db, variants)
-      await insertNewIndexRows(db, storeId, indexed)
-      await appendEvents(db, events)
-      return rows.map(({ row }) => row.id)
-    },
-  )
+      await insertProductsWithSlugsSetByHand(tx, storeId, rows)
+      await insertNewVariantRows(tx, variants)
+      await insertNewIndexRows(tx, storeId, indexed)
+      await appendEvents(tx, events)
+      const ids = rows.map(({ row }) => row.id)
+      await productsWritten(tx, storeId, rules, {
+        ids,
+        created: true,
+        // The variants went in with their products: the documents are read back whole.
+        documents: { kind: 'written', ids, locked: true },
+      })
+      return ids
+    })
 }
 
 /** The rows of a bulk create, its filter index rows and its events, in their order. */

@@ -3,7 +3,7 @@ import { violatedUniqueConstraint } from '../db/driver-errors.js'
 import type { Executor } from '../db/schema.js'
 import { newId, nowIso } from '../db/values.js'
 import { appendEvent, pendingEvent } from '../outbox/outbox.js'
-import { afterProductWrite } from './after-product-write.js'
+import { beginProductWrite, productsWritten } from './product-write.js'
 import { rowToProduct } from './catalog.mappers.js'
 import { type CreateProductInput } from './catalog.schemas.js'
 import { type Product } from './catalog-records.schemas.js'
@@ -19,10 +19,8 @@ import {
 import { type MetafieldValues } from '../attributes/values/metafield-types.js'
 import { inTransaction } from '../db/transactions.js'
 
-/** The unit of work of a product's create (POST /products, an import's new product). */
-
 /**
- * The unit of work behind createProduct, for a caller that runs it in its own write. With
+ * The unit of work of a product's create (POST /products, an import's new product). With
  * `slug` (an import's handle), the product gets that slug as if set by hand: 409
  * duplicate_slug when another product of the store has it.
  */
@@ -31,11 +29,17 @@ export function createProductWork(
   input: CreateProductInput,
   slug?: string,
 ): Work<Product> {
-  return afterProductWrite(
-    storeId,
-    { kind: 'created', product: (product) => ({ ...product, product_type: product.productType }) },
-    (db) => createProductIn(db, storeId, input, slug),
-  )
+  return (db) =>
+    inTransaction(db, async (tx) => {
+      const rules = await beginProductWrite(tx, storeId, { creates: true })
+      const product = await createProductIn(tx, storeId, input, slug)
+      await productsWritten(tx, storeId, rules, {
+        ids: [product.id],
+        created: true,
+        documents: { kind: 'created', product: { ...product, product_type: product.productType } },
+      })
+      return product
+    })
 }
 
 /**
@@ -71,22 +75,20 @@ export function newProductRow(
 
 /**
  * A create with `metafields` checks them against the store's product definitions and writes
- * their filter index in the product's transaction; one without is the plain create.
+ * their filter index with the product; one without is the plain create.
  */
 async function createProductIn(
-  db: Executor,
+  tx: Executor,
   storeId: string,
   input: CreateProductInput,
   slugSetByHand?: string,
 ): Promise<Product> {
   const sent = input.metafields ?? {}
-  if (Object.keys(sent).length === 0) return createProductRow(db, storeId, input, slugSetByHand)
-  return inTransaction(db, async (tx) => {
-    const merged = await mergeMetafields(tx, storeId, 'product', {}, sent)
-    const product = await createProductRow(tx, storeId, input, slugSetByHand, merged.values)
-    await indexMetafields(tx, { storeId, recordId: product.id, productId: product.id }, merged)
-    return product
-  })
+  if (Object.keys(sent).length === 0) return createProductRow(tx, storeId, input, slugSetByHand)
+  const merged = await mergeMetafields(tx, storeId, 'product', {}, sent)
+  const product = await createProductRow(tx, storeId, input, slugSetByHand, merged.values)
+  await indexMetafields(tx, { storeId, recordId: product.id, productId: product.id }, merged)
+  return product
 }
 
 async function createProductRow(
@@ -109,20 +111,30 @@ async function createProductRow(
           slugify(input.name),
           pendingEvent('product.created'),
         )
-      : await inTransaction(db, async (tx) => {
-          try {
-            await insertProductWithSlugSetByHand(
-              tx,
-              { ...row, tag_keys: tagKeysJson(tags) },
-              slugSetByHand,
-            )
-          } catch (error) {
-            if (violatedUniqueConstraint(error) !== 'products_slug_key') throw error
-            throw duplicateSlug()
-          }
-          const object = { ...row, slug: slugSetByHand, max_variant_position: 0, version: 1 }
-          await appendEvent(tx, storeId, { type: 'product.created', object })
-          return slugSetByHand
-        })
+      : await insertWithSlugSetByHand(
+          db,
+          storeId,
+          { ...row, tag_keys: tagKeysJson(tags) },
+          slugSetByHand,
+        )
   return rowToProduct({ ...row, slug, max_variant_position: 0, version: 1 })
+}
+
+/** The hand-set slug's insert (an import's handle) and its product.created event. */
+async function insertWithSlugSetByHand(
+  db: Executor,
+  storeId: string,
+  row: ReturnType<typeof newProductRow> & { tag_keys: string },
+  slug: string,
+): Promise<string> {
+  try {
+    await insertProductWithSlugSetByHand(db, row, slug)
+  } catch (error) {
+    if (violatedUniqueConstraint(error) !== 'products_slug_key') throw error
+    throw duplicateSlug()
+  }
+  const { tag_keys: _, ...stored } = row
+  const object = { ...stored, slug, max_variant_position: 0, version: 1 }
+  await appendEvent(db, storeId, { type: 'product.created', object })
+  return slug
 }

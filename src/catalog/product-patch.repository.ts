@@ -71,7 +71,7 @@ export interface PatchedInOneStatement {
  * SQLite, where the group commit runs the transaction path at no round-trip cost): the
  * caller then takes the transaction path, which finds out which and answers it.
  *
- * What follows a product write (after-product-write.ts) is read by the same statement
+ * What follows a product write (productsWritten, product-write.ts) is read by the same statement
  * (decision 0034): first of all the store's rules lock, shared, with the rules state
  * (product_write_state, migration 2026-11-30T11), which the read of the product's row waits
  * for, so the lock comes before the row lock as every product write takes it; and, once the

@@ -8,8 +8,6 @@ import type { Executor, ProductRow } from '../db/schema.js'
 import { isUuid, nowIso } from '../db/values.js'
 import { pendingEvent } from '../outbox/outbox.js'
 import { ifMatchVersions } from '../http/conditional.js'
-import { afterSelfLockedProductWrite, type SelfLockedWrite } from './after-product-write.js'
-import { lockRulesForProductWrites } from '../collections/membership/membership.js'
 import { rowToProduct } from './catalog.mappers.js'
 import { type UpdateProductInput } from './catalog.schemas.js'
 import { type Product } from './catalog-records.schemas.js'
@@ -20,12 +18,15 @@ import {
   updateProductRowWithEvent,
   type ProductChanges,
 } from './product.repository.js'
-import { lockProduct } from './product-write.js'
+import { beginProductWrite, lockProduct, productsWritten } from './product-write.js'
 import type { Work } from '../db/unit-of-work.js'
 import { duplicateSlug } from '../errors.js'
 import { tagKey, tagKeysJson } from './record-fields.js'
 import { checkTransition, statusesBarredFrom } from './transitions.js'
-import { patchProductInOneStatement } from './product-patch.repository.js'
+import {
+  patchProductInOneStatement,
+  type PatchedInOneStatement,
+} from './product-patch.repository.js'
 import { replaceProductTags } from './product-tags.repository.js'
 import { type MetafieldValues } from '../attributes/values/metafield-types.js'
 import { inTransaction } from '../db/transactions.js'
@@ -35,12 +36,11 @@ import { inTransaction } from '../db/transactions.js'
  * the contract's order (existence, If-Match, transition, then the slug's uniqueness); a patch
  * that changes nothing writes nothing, so the version and updatedAt stay as they are.
  *
- * Run by `writeAtomic`: on PostgreSQL a patch that sets neither slug, tags nor metafields is first tried
- * as one statement that writes only when every check passes (a round trip, as the creates
- * take, instead of four), and takes the store's rules lock and reads what the product's
- * search document needs in the same statement. When it writes nothing, the transaction path
- * takes the rules lock, reads the product and answers why, or makes the change if another
- * write got in between.
+ * On PostgreSQL a patch that sets neither slug, tags nor metafields is first tried as one
+ * statement that writes only when every check passes, and that takes the store's rules lock
+ * (before the row lock, as beginProductWrite) and reads what the product's search document
+ * needs. When it writes nothing, the transaction path takes the rules lock, reads the
+ * product and answers why, or makes the change if another write got in between.
  */
 export function updateProductWork(
   storeId: string,
@@ -48,59 +48,68 @@ export function updateProductWork(
   patch: UpdateProductInput,
   ifMatch: string | undefined,
 ): Work<Product> {
-  return afterSelfLockedProductWrite(
-    storeId,
-    (product) => product.id,
-    updateProductUnit(storeId, id, patch, ifMatch),
-  )
+  return (db) =>
+    inTransaction(db, async (tx) => {
+      const patched = await patchInOneStatement(tx, storeId, id, patch, ifMatch)
+      if (patched) {
+        await productsWritten(tx, storeId, patched.rules, {
+          ids: [patched.row.id],
+          documents: { kind: 'stored', product: patched.document },
+        })
+        return rowToProduct(patched.row)
+      }
+      const rules = await beginProductWrite(tx, storeId)
+      const { product, changed } = await updateProductIn(tx, storeId, id, patch, ifMatch)
+      if (changed) {
+        await productsWritten(tx, storeId, rules, {
+          ids: [product.id],
+          documents: { kind: 'written', ids: [product.id], locked: true },
+        })
+      }
+      return product
+    })
 }
 
-function updateProductUnit(
+/** PostgreSQL's one-statement PATCH, for a patch it can take (undefined: it did not write). */
+async function patchInOneStatement(
+  tx: Executor,
   storeId: string,
   id: string,
   patch: UpdateProductInput,
   ifMatch: string | undefined,
-): Work<SelfLockedWrite<Product>> {
-  return async (db) => {
-    const oneStatement =
-      patch.slug === undefined && patch.tags === undefined && patch.metafields === undefined
-    if (isUuid(id) && oneStatement) {
-      const patched = await patchProductInOneStatement(db, {
-        storeId,
-        id: id.toLowerCase(),
-        changes: sentColumns(patch),
-        versions: ifMatchVersions(ifMatch),
-        statusesBarred: patch.status ? statusesBarredFrom(patch.status) : [],
-        updatedAt: nowIso(),
-        event: pendingEvent('product.updated'),
-      })
-      if (patched) {
-        const { row, rules, document } = patched
-        return { result: rowToProduct(row), rules, document }
-      }
-    }
-    // The store's rules lock before the product's row lock, as every product write takes them.
-    const rules = await lockRulesForProductWrites(db, storeId)
-    const result = await inTransaction(db, (tx) => updateProductIn(tx, storeId, id, patch, ifMatch))
-    return { result, rules }
-  }
+): Promise<PatchedInOneStatement | undefined> {
+  const takes =
+    patch.slug === undefined && patch.tags === undefined && patch.metafields === undefined
+  if (!takes || !isUuid(id)) return undefined
+  return patchProductInOneStatement(tx, {
+    storeId,
+    id: id.toLowerCase(),
+    changes: sentColumns(patch),
+    versions: ifMatchVersions(ifMatch),
+    statusesBarred: patch.status ? statusesBarredFrom(patch.status) : [],
+    updatedAt: nowIso(),
+    event: pendingEvent('product.updated'),
+  })
 }
 
-/** The transaction path of a PATCH: read (locked), merge, check, write what changed. */
+/**
+ * The transaction path of a PATCH: read (locked), merge, check, write what changed.
+ * `changed`: false when the patch changed nothing, and nothing was written.
+ */
 async function updateProductIn(
   db: Executor,
   storeId: string,
   id: string,
   patch: UpdateProductInput,
   ifMatch: string | undefined,
-): Promise<Product> {
+): Promise<{ product: Product; changed: boolean }> {
   const row = await lockProduct(db, storeId, id, ifMatch)
   const current = rowToProduct(row)
   const next = mergeProduct(current, patch)
   checkTransition(current.status, next.status)
   const merged = await mergeProductMetafields(db, storeId, current.metafields, patch.metafields)
   if (merged !== undefined) next.metafields = merged.values
-  if (sameFields(current, next)) return current
+  if (sameFields(current, next)) return { product: current, changed: false }
   if (next.slug !== current.slug) await claimSlugSetByHand(db, storeId, next.slug)
   const event = pendingEvent('product.updated')
   let updated: ProductRow
@@ -121,7 +130,7 @@ async function updateProductIn(
   if (merged?.changed) {
     await indexMetafields(db, { storeId, recordId: row.id, productId: row.id }, merged)
   }
-  return rowToProduct(updated)
+  return { product: rowToProduct(updated), changed: true }
 }
 
 /**

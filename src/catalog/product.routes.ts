@@ -60,9 +60,7 @@ export function registerProductRoutes(
       },
     },
     async (request, reply) =>
-      await runWrite(request, reply, (storeId) => createProductWork(storeId, request.body), {
-        atomic: true,
-      }),
+      await runWrite(request, reply, (storeId) => createProductWork(storeId, request.body)),
   )
 
   routes.get(
@@ -102,12 +100,8 @@ export function registerProductRoutes(
       preValidation: preparePatch,
     }),
     async (request, reply) =>
-      await runWrite(
-        request,
-        reply,
-        (storeId) =>
-          updateProductWork(storeId, request.params.id, request.body, request.headers['if-match']),
-        { atomic: true },
+      await runWrite(request, reply, (storeId) =>
+        updateProductWork(storeId, request.params.id, request.body, request.headers['if-match']),
       ),
   )
 

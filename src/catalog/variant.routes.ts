@@ -62,13 +62,8 @@ export function registerVariantRoutes(
       },
     },
     async (request, reply) =>
-      await runWrite(
-        request,
-        reply,
-        (storeId) => addVariantWork(storeId, request.params.id, request.body),
-        {
-          atomic: true,
-        },
+      await runWrite(request, reply, (storeId) =>
+        addVariantWork(storeId, request.params.id, request.body),
       ),
   )
 
@@ -127,12 +122,8 @@ export function registerVariantRoutes(
     }),
     async (request, reply) => {
       const { id, variantId } = request.params
-      await runWrite(
-        request,
-        reply,
-        (storeId) =>
-          updateVariantWork(storeId, id, variantId, request.body, request.headers['if-match']),
-        { atomic: true },
+      await runWrite(request, reply, (storeId) =>
+        updateVariantWork(storeId, id, variantId, request.body, request.headers['if-match']),
       )
     },
   )

@@ -10,12 +10,6 @@ import { isUuid, newId, nowIso } from '../db/values.js'
 import { preconditionFailed, productNotFound, variantNotFound } from '../errors.js'
 import { appendEvent, pendingEvent } from '../outbox/outbox.js'
 import { ifMatchAllows, ifMatchVersions } from '../http/conditional.js'
-import {
-  afterProductWrite,
-  afterSelfLockedProductWrite,
-  type SelfLockedWrite,
-} from './after-product-write.js'
-import { lockRulesForProductWrites } from '../collections/membership/membership.js'
 import { rowToVariant } from './catalog.mappers.js'
 import {
   MAX_POSITION,
@@ -33,7 +27,7 @@ import {
 } from './variant.repository.js'
 import { conflictError, positionOverflow, skuFirstConflict } from './variant-conflicts.js'
 import { mergeVariant, optionsKey, sameFields, sentColumns } from './variant-merge.js'
-import { lockProduct } from './product-write.js'
+import { beginProductWrite, lockProduct, productsWritten } from './product-write.js'
 import type { Deleted, Work } from '../db/unit-of-work.js'
 import { findVariant, findVariantBySku } from './variant-read.repository.js'
 import {
@@ -51,7 +45,7 @@ export function addVariant(
   input: CreateVariantInput,
 ): Promise<Variant> {
   if (!isUuid(productId)) return Promise.reject(productNotFound())
-  return database.writeAtomic(addVariantWork(storeId, productId, input))
+  return database.write(addVariantWork(storeId, productId, input))
 }
 
 /** The unit of work behind addVariant, for a caller that runs it in its own write. */
@@ -60,15 +54,18 @@ export function addVariantWork(
   productId: string,
   input: CreateVariantInput,
 ): Work<Variant> {
-  return afterProductWrite(
-    storeId,
-    // Without a position sent, the variant goes last: one more than the highest.
-    { kind: 'added-variant', variant: (variant) => variant, last: input.position == null },
-    async (db) => {
+  return (db) =>
+    inTransaction(db, async (tx) => {
+      const rules = await beginProductWrite(tx, storeId)
       if (!isUuid(productId)) throw productNotFound()
-      return addVariantIn(db, storeId, productId.toLowerCase(), input)
-    },
-  )
+      const variant = await addVariantIn(tx, storeId, productId.toLowerCase(), input)
+      await productsWritten(tx, storeId, rules, {
+        ids: [variant.productId],
+        // Without a position sent, the variant goes last: one more than the highest.
+        documents: { kind: 'added-variant', variant, last: input.position == null },
+      })
+      return variant
+    })
 }
 
 /**
@@ -103,19 +100,17 @@ export function newVariantFields(
 }
 
 async function addVariantIn(
-  db: Executor,
+  tx: Executor,
   storeId: string,
   productId: string,
   input: CreateVariantInput,
 ): Promise<Variant> {
   const sent = input.metafields ?? {}
-  if (Object.keys(sent).length === 0) return insertVariantIn(db, storeId, productId, input)
-  return inTransaction(db, async (tx) => {
-    const merged = await mergeMetafields(tx, storeId, 'variant', {}, sent)
-    const variant = await insertVariantIn(tx, storeId, productId, input, merged.values)
-    await indexMetafields(tx, { storeId, recordId: variant.id, productId }, merged)
-    return variant
-  })
+  if (Object.keys(sent).length === 0) return insertVariantIn(tx, storeId, productId, input)
+  const merged = await mergeMetafields(tx, storeId, 'variant', {}, sent)
+  const variant = await insertVariantIn(tx, storeId, productId, input, merged.values)
+  await indexMetafields(tx, { storeId, recordId: variant.id, productId }, merged)
+  return variant
 }
 
 async function insertVariantIn(
@@ -146,10 +141,10 @@ async function insertVariantIn(
  * each other in opposite orders), then the variant is found and its If-Match checked. A
  * real change raises the variant's version and its product's.
  *
- * Run by `writeAtomic`: on PostgreSQL a patch that leaves the position and the metafields
- * alone is first tried as one statement (see patchVariantInOneStatement), which also takes the
- * store's rules lock and reads what the product's search document needs; when it writes
- * nothing, the transaction path takes the rules lock, finds out why and answers it.
+ * On PostgreSQL a patch that leaves the position and the metafields alone is first tried as
+ * one statement (see patchVariantInOneStatement), which also takes the store's rules lock
+ * and reads what the product's search document needs; when it writes nothing, the
+ * transaction path takes the rules lock, finds out why and answers it.
  */
 export function updateVariantWork(
   storeId: string,
@@ -158,50 +153,60 @@ export function updateVariantWork(
   patch: UpdateVariantInput,
   ifMatch: string | undefined,
 ): Work<Variant> {
-  return afterSelfLockedProductWrite(
-    storeId,
-    (variant) => variant.productId,
-    updateVariantUnit(storeId, productId, variantId, patch, ifMatch),
-  )
+  return (db) =>
+    inTransaction(db, async (tx) => {
+      const patched = await patchInOneStatement(tx, storeId, productId, variantId, patch, ifMatch)
+      if (patched) {
+        await productsWritten(tx, storeId, patched.rules, {
+          ids: [patched.row.product_id],
+          documents: { kind: 'stored', product: patched.document },
+        })
+        return rowToVariant(patched.row)
+      }
+      const rules = await beginProductWrite(tx, storeId)
+      const { variant, changed } = await updateVariantIn(
+        tx,
+        storeId,
+        productId,
+        variantId,
+        patch,
+        ifMatch,
+      )
+      if (changed) {
+        await productsWritten(tx, storeId, rules, {
+          ids: [variant.productId],
+          documents: { kind: 'written', ids: [variant.productId], locked: true },
+        })
+      }
+      return variant
+    })
 }
 
-function updateVariantUnit(
+/** PostgreSQL's one-statement PATCH, for a patch it can take (undefined: it did not write). */
+async function patchInOneStatement(
+  tx: Executor,
   storeId: string,
   productId: string,
   variantId: string,
   patch: UpdateVariantInput,
   ifMatch: string | undefined,
-): Work<SelfLockedWrite<Variant>> {
-  return async (db) => {
-    const oneStatement = patch.position === undefined && patch.metafields === undefined
-    if (isUuid(productId) && isUuid(variantId) && oneStatement) {
-      const options = patch.options === undefined ? undefined : (patch.options ?? {})
-      let patched: PatchedVariantInOneStatement | undefined
-      try {
-        patched = await patchVariantInOneStatement(db, {
-          storeId,
-          productId: productId.toLowerCase(),
-          variantId: variantId.toLowerCase(),
-          changes: sentColumns(patch),
-          options: options && { text: JSON.stringify(options), key: optionsKey(options) },
-          versions: ifMatchVersions(ifMatch),
-          updatedAt: nowIso(),
-          event: pendingEvent('variant.updated'),
-        })
-      } catch (error) {
-        throw conflictError(error) ?? error
-      }
-      if (patched) {
-        const { row, rules, document } = patched
-        return { result: rowToVariant(row), rules, document }
-      }
-    }
-    // The store's rules lock before the product's row lock, as every product write takes them.
-    const rules = await lockRulesForProductWrites(db, storeId)
-    const result = await inTransaction(db, (tx) =>
-      updateVariantIn(tx, storeId, productId, variantId, patch, ifMatch),
-    )
-    return { result, rules }
+): Promise<PatchedVariantInOneStatement | undefined> {
+  const takes = patch.position === undefined && patch.metafields === undefined
+  if (!takes || !isUuid(productId) || !isUuid(variantId)) return undefined
+  const options = patch.options === undefined ? undefined : (patch.options ?? {})
+  try {
+    return await patchVariantInOneStatement(tx, {
+      storeId,
+      productId: productId.toLowerCase(),
+      variantId: variantId.toLowerCase(),
+      changes: sentColumns(patch),
+      options: options && { text: JSON.stringify(options), key: optionsKey(options) },
+      versions: ifMatchVersions(ifMatch),
+      updatedAt: nowIso(),
+      event: pendingEvent('variant.updated'),
+    })
+  } catch (error) {
+    throw conflictError(error) ?? error
   }
 }
 
@@ -213,12 +218,12 @@ async function updateVariantIn(
   variantId: string,
   patch: UpdateVariantInput,
   ifMatch: string | undefined,
-): Promise<Variant> {
+): Promise<{ variant: Variant; changed: boolean }> {
   const { product, current } = await lockVariant(db, storeId, productId, variantId, ifMatch)
   const next = mergeVariant(current, patch)
   const merged = await mergeVariantMetafields(db, storeId, current, patch.metafields)
   if (merged !== undefined) next.metafields = JSON.stringify(merged.values)
-  if (sameFields(current, next)) return rowToVariant(current)
+  if (sameFields(current, next)) return { variant: rowToVariant(current), changed: false }
   const now = nowIso()
   let updated: VariantFields
   try {
@@ -243,7 +248,7 @@ async function updateVariantIn(
   }
   await touchProductForVariants(db, storeId, product, now)
   await appendEvent(db, storeId, { type: 'variant.updated', object: updated, previous: current })
-  return rowToVariant(updated)
+  return { variant: rowToVariant(updated), changed: true }
 }
 
 /** A PATCH's `metafields` merged into the variant's (null removes every value). */
@@ -266,25 +271,20 @@ export function deleteVariantWork(
   variantId: string,
   ifMatch: string | undefined,
 ): Work<Deleted> {
-  let product: string | undefined
-  return afterProductWrite(
-    storeId,
-    { kind: 'written', products: () => (product === undefined ? [] : [product]) },
-    async (db) => {
-      const locked = await lockVariant(db, storeId, productId, variantId, ifMatch)
-      product = locked.product
-      await deleteVariantRow(db, storeId, locked.current.id)
-      await unindexRecord(
-        db,
-        storeId,
-        locked.current.id,
-        storedMetafields(locked.current.metafields),
-      )
-      await touchProductForVariants(db, storeId, locked.product, nowIso())
-      await appendEvent(db, storeId, { type: 'variant.deleted', object: locked.current })
-      return { id: locked.current.id, deleted: true }
-    },
-  )
+  return (db) =>
+    inTransaction(db, async (tx) => {
+      const rules = await beginProductWrite(tx, storeId)
+      const { product, current } = await lockVariant(tx, storeId, productId, variantId, ifMatch)
+      await deleteVariantRow(tx, storeId, current.id)
+      await unindexRecord(tx, storeId, current.id, storedMetafields(current.metafields))
+      await touchProductForVariants(tx, storeId, product, nowIso())
+      await appendEvent(tx, storeId, { type: 'variant.deleted', object: current })
+      await productsWritten(tx, storeId, rules, {
+        ids: [product],
+        documents: { kind: 'written', ids: [product], locked: true },
+      })
+      return { id: current.id, deleted: true }
+    })
 }
 
 /** The product (locked) and the variant a write is about: 404, then 412, as the contract orders. */

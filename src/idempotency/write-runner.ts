@@ -11,23 +11,21 @@ export type WriteRunner = <T>(
   request: FastifyRequest,
   reply: FastifyReply,
   work: (storeId: string) => (db: Executor) => Promise<T>,
-  options?: { atomic?: boolean },
 ) => Promise<void>
 
 /**
  * Every write of the API's records goes through here: its unit of work runs in one
- * transaction (`database.write`; `writeAtomic` for the creates, whose repository functions
- * are atomic by themselves on PostgreSQL), or, with an Idempotency-Key, in the transaction
- * that keeps the key's record. The answer carries the record's ETag.
+ * transaction (`database.write`), or, with an Idempotency-Key, in the transaction that keeps
+ * the key's record. The answer carries the record's ETag.
  */
 export function createWriteRunner(database: Database, ttlSeconds: number): WriteRunner {
   const idempotent = createIdempotentWriter(database, { ttlSeconds })
-  return async (request, reply, work, options = {}) => {
+  return async (request, reply, work) => {
     const storeId = principalOf(request).storeId
     const unit = work(storeId)
     const call = idempotentCall(request, storeId)
     if (call !== undefined) return sendWriteAnswer(reply, await idempotent.run(call, unit))
-    const data = await (options.atomic ? database.writeAtomic(unit) : database.write(unit))
+    const data = await database.write(unit)
     return sendWriteAnswer(reply, { status: 200, body: { data }, replayed: false })
   }
 }

@@ -36,7 +36,7 @@ import {
 
 /**
  * Memberships exact at commit. Every write of a product or a variant runs through
- * afterProductWrite (catalog/after-product-write.ts): in its transaction, after the store's
+ * productsWritten (catalog/product-write.ts): in its transaction, after the store's
  * rules lock (shared, taken with the store's rules state in one statement), it evaluates the
  * products it wrote against every smart collection of the store (their rules read in one
  * query, cached by token), writes what changed, and appends one collection.products_changed
@@ -74,7 +74,7 @@ function parseSmart(row: SmartCollectionRow): SmartTest {
   return { ...smart, test: compileRules(smart.rules, smart.disjunctive) }
 }
 
-/** Takes the store's rules lock (shared) for a write of products (afterProductWrite). */
+/** Takes the store's rules lock (shared) for a write of products (beginProductWrite). */
 export async function lockRulesForProductWrites(
   db: Executor,
   storeId: string,

@@ -12,7 +12,8 @@ import { fileURLToPath } from 'node:url'
  * from the file's folder, as GitHub and an editor resolve it, and must name a file or folder
  * of the repository; an anchor (`file.md#a-heading`, `#a-heading`) must name a heading of the
  * file it points to. An http(s) link is allowed only to the third-party pages below, which the
- * docs already cite for material that is not the project's own.
+ * docs already cite for material that is not the project's own, and to the service itself on
+ * this machine (`http://127.0.0.1:3000/...`, where the guides start it).
  */
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
@@ -138,6 +139,8 @@ function brokenBecause(
 ): string | undefined {
   if (/^[a-z][a-z0-9+.-]*:/i.test(target)) {
     if (THIRD_PARTY.includes(target)) return undefined
+    // The service the guides start on this machine (`npm start`), not a page elsewhere.
+    if (/^http:\/\/(127\.0\.0\.1|localhost)(:\d+)?(\/|$)/.test(target)) return undefined
     return /^https?:/i.test(target)
       ? 'an http(s) link not in the list of third-party pages the docs cite'
       : 'a link that is neither a path of the repository nor a listed third-party page'
@@ -207,6 +210,7 @@ describe('links in the docs', () => {
     assert.match(broken('missing.md')!, /not a file/)
     assert.match(broken('api-tour.md#no-such-heading')!, /no heading/)
     assert.match(broken('https://example.com')!, /third-party/)
+    assert.equal(broken('http://127.0.0.1:3000/admin'), undefined)
     assert.equal(broken('api-tour.md#the-events-feed'), undefined)
     assert.equal(broken('decisions/'), undefined)
     assert.equal(broken('../README.md#quick-start'), undefined)

@@ -1,3 +1,4 @@
+import { descriptionText } from './description-text.js'
 import { foldedText } from './fold.js'
 
 /** What of a product its search document is built from (a product row has these). */
@@ -114,7 +115,7 @@ export function buildSearchDocument(
   const parts = variants.map(variantPart)
   const otherWords = [
     foldedText([
-      product.description,
+      descriptionText(product.description),
       product.vendor,
       product.product_type,
       ...tags,

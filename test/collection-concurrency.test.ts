@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { sql } from 'kysely'
+import { lockStoreRules } from '../src/collections/membership/rules-state.repository.js'
 import { addVariant, buildTestApi, POSTGRES_URL, type TestApi } from './helpers.js'
 
 /**
@@ -221,6 +222,43 @@ describe('collection membership under concurrent writes [postgres]', () => {
         [],
         'a committed state where a write skipped the new collection',
       )
+    },
+  )
+})
+
+describe('the store rules lock is one lock, spelled once [postgres]', () => {
+  it(
+    "holds back every product write of its store while a rules change has it, and only its store's",
+    { skip: POSTGRES_URL ? false : 'TEST_POSTGRES_URL is not set' },
+    async (t) => {
+      const api = await buildTestApi(t, 'postgres')
+      const other = await api.newKey({ store: 'store-b' })
+      const product = await api.createProduct({ name: 'Held', price: 1 })
+      const elsewhere = await api.createProduct({ name: 'Free', price: 1 }, other)
+      // A rules change's side of the lock (lockStoreRules, exclusive), held open.
+      const change = await api.database.kysely.startTransaction().execute()
+      t.after(() =>
+        change
+          .rollback()
+          .execute()
+          .catch(() => {}),
+      )
+      await lockStoreRules(change, 'store-a', 'exclusive')
+      // The product write's side of the lock: product_write_state, in its one statement or
+      // its transaction path. Both must wait; another store's must not.
+      let answered = false
+      const patched = api.patch(`/products/${product.id}`, { price: 2 }).then((res) => {
+        answered = true
+        return res
+      })
+      const added = api.post(`/products/${product.id}/variants`, { name: 'V', sku: 'HELD-1' })
+      const free = await api.patch(`/products/${elsewhere.id}`, { price: 2 }, { key: other })
+      assert.equal(free.statusCode, 200, free.body)
+      await new Promise((resolve) => setTimeout(resolve, 300))
+      assert.equal(answered, false, 'a PATCH of the store ran while its rules lock was held')
+      await change.commit().execute()
+      assert.equal((await patched).statusCode, 200)
+      assert.equal((await added).statusCode, 200)
     },
   )
 })

@@ -5,7 +5,6 @@ import { statement } from '../db/statements.js'
 import type { Executor, ProductRow } from '../db/schema.js'
 import { eventInStatement, type PendingEvent } from '../outbox/outbox.js'
 import {
-  rulesLockKey,
   rulesStateInStatement,
   rulesStateOf,
   type RulesState,
@@ -97,7 +96,6 @@ export async function patchProductInOneStatement(
     event.type,
     event.id,
     event.createdAt,
-    rulesLockKey(storeId),
     ...sent,
   )
   if (row === undefined) return undefined
@@ -113,38 +111,15 @@ export async function patchProductInOneStatement(
 }
 
 /** The parameters before the columns' (sent, value) pairs, in patchProductInOneStatement's order. */
-const FIXED_PARAMS = 10
+const FIXED_PARAMS = 9
 
 const patchProduct = statement((db: Executor, ...params: unknown[]) => {
-  const [
-    storeId,
-    id,
-    anyVersion,
-    versions,
-    statusesBarred,
-    updatedAt,
-    type,
-    eventId,
-    eventAt,
-    lockKey,
-  ] = params as [
-    string,
-    string,
-    boolean,
-    number[],
-    string[],
-    string,
-    string,
-    string,
-    string,
-    string,
-  ]
+  const [storeId, id, anyVersion, versions, statusesBarred, updatedAt, type, eventId, eventAt] =
+    params as [string, string, boolean, number[], string[], string, string, string, string]
   const columns = patchedColumns('products', ONE_STATEMENT_COLUMNS, params, FIXED_PARAMS)
   const statusSent = params[FIXED_PARAMS + 2 * Object.keys(ONE_STATEMENT_COLUMNS).indexOf('status')]
   return db
-    .with('state', (db) =>
-      db.selectFrom(rulesStateInStatement(lockKey, storeId).as('state')).selectAll(),
-    )
+    .with('state', (db) => db.selectFrom(rulesStateInStatement(storeId).as('state')).selectAll())
     .with('old', (db) =>
       db
         .selectFrom('products')

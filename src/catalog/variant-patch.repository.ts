@@ -5,7 +5,6 @@ import { statement } from '../db/statements.js'
 import { eventInStatement, type PendingEvent } from '../outbox/outbox.js'
 import type { Executor } from '../db/schema.js'
 import {
-  rulesLockKey,
   rulesStateInStatement,
   rulesStateOf,
   type RulesState,
@@ -93,7 +92,6 @@ export async function patchVariantInOneStatement(
     event.type,
     event.id,
     event.createdAt,
-    rulesLockKey(storeId),
     ...sent,
   )
   if (row === undefined) return undefined
@@ -118,7 +116,7 @@ function jsonOf(value: unknown): unknown {
 }
 
 /** The parameters before the columns' (sent, value) pairs, in patchVariantInOneStatement's order. */
-const FIXED_PARAMS = 13
+const FIXED_PARAMS = 12
 
 const patchVariant = statement((db: Executor, ...params: unknown[]) => {
   const [storeId, productId, variantId, anyVersion, versions, updatedAt] = params as [
@@ -129,14 +127,14 @@ const patchVariant = statement((db: Executor, ...params: unknown[]) => {
     number[],
     string,
   ]
-  const [optionsSent, optionsText, optionsKeySent, eventType, eventId, eventAt, lockKey] =
-    params.slice(6, FIXED_PARAMS)
+  const [optionsSent, optionsText, optionsKeySent, eventType, eventId, eventAt] = params.slice(
+    6,
+    FIXED_PARAMS,
+  )
   const columns = patchedColumns('variants', ONE_STATEMENT_COLUMNS, params, FIXED_PARAMS)
   const optionsDiffer = sql`${optionsSent}::boolean and ${optionsKeySent}::text is distinct from variants.options_key`
   return db
-    .with('state', (db) =>
-      db.selectFrom(rulesStateInStatement(lockKey, storeId).as('state')).selectAll(),
-    )
+    .with('state', (db) => db.selectFrom(rulesStateInStatement(storeId).as('state')).selectAll())
     .with('product', (db) =>
       db
         .selectFrom('products')

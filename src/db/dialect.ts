@@ -103,11 +103,6 @@ export interface SqlDialect {
   /** A JSON number's text as a number to compare (a metafield rule's bound). */
   jsonNumber(expression: RawBuilder<unknown>): RawBuilder<number>
   /**
-   * `select` of a lock on `key` until the transaction ends, shared or exclusive, where
-   * transactions write concurrently (PostgreSQL's advisory locks); undefined on SQLite.
-   */
-  transactionLock(key: string, mode: 'shared' | 'exclusive'): RawBuilder<unknown> | undefined
-  /**
    * The statement that refreshes the planner's statistics of `tables` after a bulk load
    * (PostgreSQL's ANALYZE); undefined on SQLite, which plans by its indexes without them.
    */
@@ -142,7 +137,6 @@ export const SQLITE: SqlDialect = Object.freeze({
   lower: (expression) => sql<string>`unicode_lower(${expression})`,
   jsonNumber: (expression) => sql<number>`cast(${expression} as real)`,
   jsonObjectEntries: (column) => sql<{ key: string; value: string }>`json_each(${sql.ref(column)})`,
-  transactionLock: () => undefined,
   refreshStatistics: () => undefined,
 } satisfies SqlDialect)
 
@@ -175,10 +169,6 @@ export const POSTGRES: SqlDialect = Object.freeze({
   jsonNumber: (expression) => sql<number>`(${expression})::numeric`,
   jsonObjectEntries: (column) =>
     sql<{ key: string; value: string }>`json_each_text(${sql.ref(column)})`,
-  transactionLock: (key, mode) =>
-    mode === 'shared'
-      ? sql`select pg_advisory_xact_lock_shared(hashtextextended(current_schema() || ':' || ${key}, 0))`
-      : sql`select pg_advisory_xact_lock(hashtextextended(current_schema() || ':' || ${key}, 0))`,
   refreshStatistics: (tables) => sql`analyze ${sql.join(tables.map((table) => sql.table(table)))}`,
 } satisfies SqlDialect)
 

@@ -52,6 +52,7 @@ import * as sqliteMetafieldValuesByProduct from './migrations/sqlite/2026-11-30T
 import * as postgresMetafieldValuesWithoutForeignKeys from './migrations/postgres/2026-11-30T10-metafield-values-without-foreign-keys.js'
 import * as postgresSearchDescriptionText from './migrations/postgres/2026-12-08T00-search-description-text.js'
 import * as sqliteSearchDescriptionText from './migrations/sqlite/2026-12-08T00-search-description-text.js'
+import * as postgresStoreRulesLock from './migrations/postgres/2026-12-08T01-store-rules-lock.js'
 
 /** Each dialect's migrations, by name; names sort in the order they are applied. */
 const MIGRATIONS: Record<Dialect, Record<string, Migration>> = {
@@ -114,6 +115,7 @@ const MIGRATIONS: Record<Dialect, Record<string, Migration>> = {
     '2026-11-30T11-product-write-reads': postgresProductWriteReads,
     '2026-11-30T12-product-write-state-plpgsql': postgresProductWriteStatePlpgsql,
     '2026-12-08T00-search-description-text': postgresSearchDescriptionText,
+    '2026-12-08T01-store-rules-lock': postgresStoreRulesLock,
   },
 }
 

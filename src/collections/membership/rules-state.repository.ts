@@ -20,8 +20,18 @@ export async function lockStoreRules(
   storeId: string,
   mode: 'shared' | 'exclusive',
 ): Promise<void> {
-  const lock = dialectOf(db).transactionLock(rulesLockKey(storeId), mode)
-  if (lock !== undefined) await lock.execute(db)
+  await LOCK_STORE_RULES[dialectOf(db).name](db, storeId, mode === 'exclusive')
+}
+
+/** Each dialect's rules lock: PostgreSQL's function lock_store_rules (migration 2026-12-08T01). */
+const LOCK_STORE_RULES: Record<
+  SqlDialect['name'],
+  (db: Executor, storeId: string, exclusive: boolean) => Promise<unknown>
+> = {
+  sqlite: async () => {},
+  postgres: sqlStatement(
+    (storeId: string, exclusive: boolean) => sql`select lock_store_rules(${storeId}, ${exclusive})`,
+  ),
 }
 
 /** What a product write needs to know of the store's collections, read under the rules lock. */
@@ -49,32 +59,27 @@ type StateRow = {
  */
 const RULES_STATE: Record<
   SqlDialect['name'],
-  (db: Executor, lockKey: string, storeId: string) => Promise<StateRow[]>
+  (db: Executor, storeId: string) => Promise<StateRow[]>
 > = {
   sqlite: sqlStatement(
-    (_lockKey: string, storeId: string) => sql<StateRow>`select
+    (storeId: string) => sql<StateRow>`select
     (select token from collection_rules_tokens where store_id = ${storeId}) as token,
     exists (select 1 from collections where store_id = ${storeId}) as collections`,
   ),
   postgres: sqlStatement(
-    (lockKey: string, storeId: string) => sql<StateRow>`select token, collections, definition_stamp
-    from product_write_state(${lockKey}, ${storeId})`,
+    (storeId: string) => sql<StateRow>`select token, collections, definition_stamp
+    from product_write_state(${storeId})`,
   ),
 }
 
 /**
  * Takes the store's rules lock, shared, and reads the store's rules state after it, in one
- * statement (on PostgreSQL the function product_write_state, migration 2026-11-30T11, which
+ * statement (on PostgreSQL the function product_write_state, migrations 2026-11-30T11 and 2026-12-08T01, which
  * reads the definition stamp too): what lockStoreRules(shared) and the token's read do in two.
  */
 export async function lockForProductWrite(db: Executor, storeId: string): Promise<RulesState> {
-  const [row] = await RULES_STATE[dialectOf(db).name](db, rulesLockKey(storeId), storeId)
+  const [row] = await RULES_STATE[dialectOf(db).name](db, storeId)
   return rulesStateOf(row)
-}
-
-/** The key of the store's rules lock (lockStoreRules, product_write_state). */
-export function rulesLockKey(storeId: string): string {
-  return `collections:${storeId}`
 }
 
 /**
@@ -82,8 +87,8 @@ export function rulesLockKey(storeId: string): string {
  * (product_write_state): a set-returning call for its FROM, one row. The statement must make
  * every row lock it takes depend on it, so that the lock comes first (lockStoreRules).
  */
-export function rulesStateInStatement(lockKey: unknown, storeId: unknown) {
-  return sql<StateRow>`product_write_state(${lockKey}, ${storeId})`
+export function rulesStateInStatement(storeId: unknown) {
+  return sql<StateRow>`product_write_state(${storeId})`
 }
 
 /** A rules state as its statement answers it (no row: a store that never had a collection). */

@@ -280,7 +280,7 @@ function formatSummary(
   if (summary.skusCleared > 0) lines.push(`  skus cleared:      ${summary.skusCleared}`)
   if (summary.warnings.length > 0) {
     lines.push(
-      `Warnings (imported without the sku)${listed(summary.warnings.length, summary.skusCleared)}:`,
+      `Warnings, rows imported without their sku${listed(summary.warnings.length, summary.skusCleared)}:`,
     )
     for (const warning of summary.warnings.slice(0, TEXT_LIST)) {
       lines.push(`  row ${warning.row}, handle ${warning.handle}, sku: ${warning.message}`)

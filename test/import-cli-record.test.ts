@@ -294,3 +294,15 @@ describeEachDialect('catalog import: recorded, told, refused', (dialect) => {
     assert.equal(Number(count), record.productsCreated, 'the record counts what was committed')
   })
 })
+
+it('catalog import --help and catalog export --help name --new-store, the record and the interruption', async () => {
+  const importHelp = await runCatalog(['import', '--help'])
+  assert.equal(importHelp.code, 0)
+  assert.match(importHelp.stdout, /--new-store/)
+  assert.match(importHelp.stdout, /GET \/imports lists it/)
+  assert.match(importHelp.stdout, /a --dry-run is not recorded/)
+  assert.match(importHelp.stdout, /Ctrl-C \(SIGINT\) or SIGTERM stops it/)
+  const exportHelp = await runCatalog(['export', '--help'])
+  assert.match(exportHelp.stdout, /--new-store/)
+  assert.match((await runCatalog(['--help'])).stdout, /recorded as an/)
+})

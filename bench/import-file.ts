@@ -117,7 +117,7 @@ export async function cliImport(
     context.cleanup,
     'catalog import',
     process.execPath,
-    [context.cli, 'import', file, '--store', BENCH_STORE, '--json'],
+    [context.cli, 'import', file, '--store', BENCH_STORE, '--new-store', '--json'],
     env,
   )
   let peak = 0

@@ -9126,6 +9126,13 @@ export interface operations {
            *             "SEO Title"
            *           ],
            *           "skusCleared": 0,
+           *           "productsFailed": 1,
+           *           "productsSkippedForDuplicateSkus": 0,
+           *           "rowsSkippedForDuplicateSkus": 0,
+           *           "errorCount": 1,
+           *           "source": "http",
+           *           "duplicateSkus": "fail",
+           *           "hints": [],
            *           "failureReason": null,
            *           "createdAt": "2026-11-25T01:15:30.123Z",
            *           "finishedAt": "2026-11-25T01:15:31.456Z"
@@ -9152,6 +9159,26 @@ export interface operations {
               columnsNotStored: string[]
               /** @description Variants imported without their sku (duplicate_skus=clear); 0 without it */
               skusCleared: number
+              /** @description Products skipped whole (rowsFailed counts all their rows) for an error of a row */
+              productsFailed: number
+              /** @description Of productsFailed, those with a duplicate_sku error (a sku another product keeps): duplicate_skus=clear imports them without those skus */
+              productsSkippedForDuplicateSkus: number
+              /** @description The rows of productsSkippedForDuplicateSkus */
+              rowsSkippedForDuplicateSkus: number
+              /** @description Every error found; errors lists the first 1,000 */
+              errorCount: number
+              /**
+               * @description http: POST /imports; cli: catalog import (recorded too; a --dry-run is not)
+               * @enum {string}
+               */
+              source: 'http' | 'cli'
+              /**
+               * @description The duplicate_skus (CLI: --duplicate-skus) choice the import ran with
+               * @enum {string}
+               */
+              duplicateSkus: 'fail' | 'clear'
+              /** @description What to do about the summary, in words: products skipped for shared skus and the choice that imports them, errors past the 1,000 kept; empty when there is nothing to say */
+              hints: string[]
               failureReason: string | null
               /**
                * Format: date-time
@@ -9290,6 +9317,13 @@ export interface operations {
            *           "SEO Title"
            *         ],
            *         "skusCleared": 0,
+           *         "productsFailed": 1,
+           *         "productsSkippedForDuplicateSkus": 0,
+           *         "rowsSkippedForDuplicateSkus": 0,
+           *         "errorCount": 1,
+           *         "source": "http",
+           *         "duplicateSkus": "fail",
+           *         "hints": [],
            *         "errors": [
            *           {
            *             "row": 17,
@@ -9345,6 +9379,26 @@ export interface operations {
               }[]
               /** @description Variants imported without their sku (duplicate_skus=clear); 0 without it */
               skusCleared: number
+              /** @description Products skipped whole (rowsFailed counts all their rows) for an error of a row */
+              productsFailed: number
+              /** @description Of productsFailed, those with a duplicate_sku error (a sku another product keeps): duplicate_skus=clear imports them without those skus */
+              productsSkippedForDuplicateSkus: number
+              /** @description The rows of productsSkippedForDuplicateSkus */
+              rowsSkippedForDuplicateSkus: number
+              /** @description Every error found; errors lists the first 1,000 */
+              errorCount: number
+              /**
+               * @description http: POST /imports; cli: catalog import (recorded too; a --dry-run is not)
+               * @enum {string}
+               */
+              source: 'http' | 'cli'
+              /**
+               * @description The duplicate_skus (CLI: --duplicate-skus) choice the import ran with
+               * @enum {string}
+               */
+              duplicateSkus: 'fail' | 'clear'
+              /** @description What to do about the summary, in words: products skipped for shared skus and the choice that imports them, errors past the 1,000 kept; empty when there is nothing to say */
+              hints: string[]
               failureReason: string | null
               /**
                * Format: date-time
@@ -9529,6 +9583,13 @@ export interface operations {
            *           "SEO Title"
            *         ],
            *         "skusCleared": 0,
+           *         "productsFailed": 1,
+           *         "productsSkippedForDuplicateSkus": 0,
+           *         "rowsSkippedForDuplicateSkus": 0,
+           *         "errorCount": 1,
+           *         "source": "http",
+           *         "duplicateSkus": "fail",
+           *         "hints": [],
            *         "errors": [
            *           {
            *             "row": 17,
@@ -9584,6 +9645,26 @@ export interface operations {
               }[]
               /** @description Variants imported without their sku (duplicate_skus=clear); 0 without it */
               skusCleared: number
+              /** @description Products skipped whole (rowsFailed counts all their rows) for an error of a row */
+              productsFailed: number
+              /** @description Of productsFailed, those with a duplicate_sku error (a sku another product keeps): duplicate_skus=clear imports them without those skus */
+              productsSkippedForDuplicateSkus: number
+              /** @description The rows of productsSkippedForDuplicateSkus */
+              rowsSkippedForDuplicateSkus: number
+              /** @description Every error found; errors lists the first 1,000 */
+              errorCount: number
+              /**
+               * @description http: POST /imports; cli: catalog import (recorded too; a --dry-run is not)
+               * @enum {string}
+               */
+              source: 'http' | 'cli'
+              /**
+               * @description The duplicate_skus (CLI: --duplicate-skus) choice the import ran with
+               * @enum {string}
+               */
+              duplicateSkus: 'fail' | 'clear'
+              /** @description What to do about the summary, in words: products skipped for shared skus and the choice that imports them, errors past the 1,000 kept; empty when there is nothing to say */
+              hints: string[]
               failureReason: string | null
               /**
                * Format: date-time

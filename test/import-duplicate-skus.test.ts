@@ -183,14 +183,14 @@ describeEachDialect('import --duplicate-skus', (dialect) => {
     const env = { DATABASE_URL: await databaseUrlFor(t, dialect) }
     const file = join(await tempDir(t), 'shared.csv')
     await writeFile(file, SHARED)
-    const plain = await runCatalog(['import', file, '--store', 's', '--json'], env)
+    const plain = await runCatalog(['import', file, '--store', 's', '--new-store', '--json'], env)
     assert.equal(plain.code, 1, plain.stderr)
     assert.deepEqual(
       [JSON.parse(plain.stdout).warnings, JSON.parse(plain.stdout).skusCleared],
       [[], 0],
     )
     const cleared = await runCatalog(
-      ['import', file, '--store', 't', '--duplicate-skus=clear', '--json'],
+      ['import', file, '--store', 't', '--new-store', '--duplicate-skus=clear', '--json'],
       env,
     )
     assert.equal(cleared.code, 0, cleared.stderr)
@@ -198,7 +198,7 @@ describeEachDialect('import --duplicate-skus', (dialect) => {
     assert.deepEqual(summary.warnings, WARNINGS)
     assert.equal(summary.skusCleared, 2)
     const text = await runCatalog(
-      ['import', file, '--store', 't', '--duplicate-skus', 'clear'],
+      ['import', file, '--store', 't', '--new-store', '--duplicate-skus', 'clear'],
       env,
     )
     assert.equal(text.code, 0, text.stderr)

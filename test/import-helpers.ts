@@ -92,5 +92,9 @@ export function unchanged(rows: number, summary: ImportSummary) {
     columnsNotStored: summary.columnsNotStored,
     warnings: summary.warnings,
     skusCleared: summary.skusCleared,
+    productsFailed: 0,
+    productsSkippedForDuplicateSkus: 0,
+    rowsSkippedForDuplicateSkus: 0,
+    errorCount: 0,
   }
 }

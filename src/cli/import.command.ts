@@ -10,23 +10,44 @@ import type { Database } from '../db/database.js'
 import { migrateToLatest } from '../db/migrate.js'
 import { exportCatalog } from '../import/export.service.js'
 import { DUPLICATE_SKUS, type DuplicateSkus } from '../import/import-plan.js'
-import { importCatalog, type ImportSummary } from '../import/import.service.js'
-import { createMissingDefinitions } from '../import/metafield-import.js'
+import { importHints, interruptedReason, isRefusal, runCliImport } from '../import/import-jobs.js'
+import {
+  emptySummary,
+  importCatalog,
+  type ImportProgress,
+  type ImportSummary,
+} from '../import/import.service.js'
 import { CommandError, UsageError, type Output } from './output.js'
+import { expectStore } from './stores.js'
+
+/** Errors, and warnings, the text summary lists (--json gives every one kept, up to 1,000). */
+const TEXT_LIST = 50
 
 export const IMPORT_HELP = `Usage: catalog import FILE.csv --store STORE [--dry-run] [--json]
-                      [--duplicate-skus=fail|clear] [--create-definitions]
+                      [--duplicate-skus=fail|clear] [--create-definitions] [--new-store]
 
 Imports a Shopify product CSV (classic or 2025 column names) into the store: products
 matched by handle, variants by sku, then by options, created or updated; nothing deleted.
-Each product is imported whole or not at all; a bad row is reported and its product skipped.
+Each product is imported whole or not at all; a bad row is reported and its product skipped
+(rows failed counts all of its rows). A file with no header row or no Handle (URL handle)
+column is refused whole: nothing is imported.
 
+The import is recorded like one sent to POST /imports: GET /imports lists it, with its
+summary and errors (a --dry-run is not recorded). Ctrl-C (SIGINT) or SIGTERM stops it after
+the batch being written: the products imported so far are whole, the record says failed
+with the reason, and running the same file again finishes the job.
+
+--store     the store to import into; one that does not exist (no API key, even revoked,
+            names it and it holds no product) is refused, naming the stores that exist
+--new-store import into a store that does not exist yet
 --dry-run   read and check everything, write nothing, print what a real run would do
---json      print the summary as one JSON object on stdout
+--json      print the summary as one JSON object on stdout (every error, up to 1,000; the
+            text lists the first ${TEXT_LIST}), with the import's id and hints
 --duplicate-skus=fail|clear
             a variant whose sku another product (or an earlier row) keeps: fail (the
             default) skips its product with a duplicate_sku error; clear imports the
-            variant without the sku and lists the row under Warnings
+            variant without the sku and lists the row under Warnings. Real Shopify exports
+            often share skus: the summary says how many products the default skipped
 --create-definitions
             first create the metafield definitions the store lacks for the file's
             "Label (product|variant.metafields.NS.KEY)" columns: a list of text when a
@@ -34,13 +55,17 @@ Each product is imported whole or not at all; a bad row is reported and its prod
             without it such a column is stored only when its definition exists
 
 On a terminal, a progress bar on stderr. Exit 0 when every row was imported, 1 when some
-failed or the file was refused, 2 for usage errors.`
+failed, the file was refused, the store does not exist or the import was interrupted,
+2 for usage errors.`
 
-export const EXPORT_HELP = `Usage: catalog export --store STORE [--output FILE]
+export const EXPORT_HELP = `Usage: catalog export --store STORE [--output FILE] [--new-store]
 
 Writes the store's catalogue as a Shopify product CSV (classic columns, then the export's
 own: Product Price, Product Compare At Price, Product SKU, Product Barcode, Product Tax Rate,
-Variant Name) to FILE, or to stdout. catalog import reads it back.`
+Variant Name) to FILE, or to stdout. catalog import reads it back.
+
+A store that does not exist (no API key, even revoked, names it and it holds no product) is
+refused (exit 1), naming the stores that exist; --new-store writes its (empty) catalogue.`
 
 type Command = (database: Database, output: Output) => Promise<number>
 
@@ -74,6 +99,7 @@ export function parseImportCommand(args: string[]): Command {
     json: { type: 'boolean' },
     'duplicate-skus': { type: 'string' },
     'create-definitions': { type: 'boolean' },
+    'new-store': { type: 'boolean' },
   })
   if (positionals.length !== 1) throw new UsageError('catalog import: give exactly one CSV file')
   const file = positionals[0]!
@@ -93,28 +119,101 @@ export function parseImportCommand(args: string[]): Command {
       throw new CommandError(`catalog import: cannot read ${file}: ${(error as Error).message}`)
     }
     await migrateToLatest(database)
+    if (!values['new-store']) await expectStore(database.kysely, 'import', store)
     // Each batch's rows outlive a few young collections and die in the old generation, which
     // V8 lets grow to several times the live data before collecting it: 281 MiB of RSS for
     // 1,000,000 variants. Growing it by half at most keeps that run under 200 MiB
     // (docs/decisions/0023-import-batches.md). Read by V8 at each collection, so it applies now.
     setFlagsFromString('--heap-growing-percent=50')
-    if (values['create-definitions'] && !dryRun) {
-      await createMissingDefinitions(database, store, createReadStream(file))
-    }
     const bar = process.stderr.isTTY ? progressBar(size) : undefined
-    let summary: ImportSummary
+    const onProgress = (progress: ImportProgress) =>
+      bar?.update(progress.bytes, { rows: progress.rowsProcessed })
+    let result: ImportResult
     try {
-      summary = await importCatalog(database, store, createReadStream(file), {
-        dryRun,
-        duplicateSkus,
-        onProgress: (progress) => bar?.update(progress.bytes, { rows: progress.rowsProcessed }),
-      })
-      bar?.update(size, { rows: summary.rowsProcessed })
+      result = dryRun
+        ? {
+            summary: await importCatalog(database, store, createReadStream(file), {
+              dryRun,
+              duplicateSkus,
+              onProgress,
+            }),
+            id: null,
+            failureReason: null,
+          }
+        : await recordedImport(database, store, file, {
+            duplicateSkus,
+            createDefinitions: values['create-definitions'] ?? false,
+            onProgress,
+          })
+      bar?.update(size, { rows: result.summary.rowsProcessed })
     } finally {
       bar?.stop()
     }
-    output.out(values.json ? JSON.stringify(summary) : formatSummary(summary, store, dryRun))
-    return summary.rowsFailed === 0 && summary.errors.length === 0 ? 0 : 1
+    const { summary, id, failureReason } = result
+    const hints = importHints(summary, summary.errors.length, { source: 'cli', duplicateSkus })
+    output.out(
+      values.json
+        ? JSON.stringify({ ...summary, hints, id, failureReason })
+        : formatSummary(result, hints, store, dryRun),
+    )
+    if (result.interrupted) {
+      output.err(
+        `catalog import: interrupted (${result.interrupted}); import ${id} is recorded as failed. ` +
+          'The products imported so far are whole: run the same file again to finish.',
+      )
+    }
+    return failureReason === null && summary.rowsFailed === 0 && summary.errors.length === 0 ? 0 : 1
+  }
+}
+
+interface ImportResult {
+  summary: ImportSummary
+  /** The import's record (null for a dry run, which is not recorded). */
+  id: string | null
+  failureReason: string | null
+  /** The signal that stopped it, if one did. */
+  interrupted?: string
+}
+
+/**
+ * A real run, recorded as an import (see runCliImport). SIGINT and SIGTERM stop it after the
+ * batch being written (the record failed with the reason); a repeat of the signal (a terminal
+ * and npm each deliver one Ctrl-C) changes nothing, so it is not cut short before it is
+ * recorded. The listeners live as long as the import, then the signals act as before.
+ */
+async function recordedImport(
+  database: Database,
+  store: string,
+  file: string,
+  options: {
+    duplicateSkus: DuplicateSkus
+    createDefinitions: boolean
+    onProgress: (progress: ImportProgress) => void
+  },
+): Promise<ImportResult> {
+  let interrupted: string | undefined
+  const onSignal = (signal: string) => {
+    interrupted ??= signal
+  }
+  process.on('SIGINT', onSignal)
+  process.on('SIGTERM', onSignal)
+  try {
+    const end = await runCliImport(database, store, () => createReadStream(file), {
+      duplicateSkus: options.duplicateSkus,
+      createDefinitions: options.createDefinitions,
+      stopReason: () => (interrupted === undefined ? undefined : interruptedReason(interrupted)),
+      onProgress: options.onProgress,
+    })
+    return {
+      summary: end.summary ?? emptySummary(),
+      id: end.id,
+      failureReason: end.failureReason,
+      ...(interrupted !== undefined &&
+        end.failureReason === interruptedReason(interrupted) && { interrupted }),
+    }
+  } finally {
+    process.off('SIGINT', onSignal)
+    process.off('SIGTERM', onSignal)
   }
 }
 
@@ -142,34 +241,78 @@ function progressBar(size: number): cliProgress.SingleBar {
   return bar
 }
 
-function formatSummary(summary: ImportSummary, store: string, dryRun: boolean): string {
+function formatSummary(
+  result: ImportResult,
+  hints: string[],
+  store: string,
+  dryRun: boolean,
+): string {
+  const { summary, id, failureReason } = result
+  const recorded = id === null ? '' : ` (recorded as import ${id})`
+  if (isRefusal(summary)) {
+    const error = summary.errors[0]!
+    return [
+      dryRun
+        ? `Dry run for store "${store}": a real run would refuse the file, importing nothing:`
+        : `Refused: nothing was imported into store "${store}"${recorded}. The file was refused whole:`,
+      `  row ${error.row}: ${error.message} (${error.error})`,
+    ].join('\n')
+  }
+  const heading = dryRun
+    ? `Dry run for store "${store}": nothing was written. A real run would give:`
+    : result.interrupted
+      ? `Interrupted (${result.interrupted}) part-way into store "${store}"${recorded}: imported so far:`
+      : failureReason !== null
+        ? `Imported into store "${store}" in part${recorded}: ${failureReason}`
+        : `Imported into store "${store}"${recorded}:`
+  const failed =
+    summary.productsFailed > 0
+      ? ` (every row of the ${count(summary.productsFailed, 'product')} skipped: a product with a bad row is not imported)`
+      : ''
   const lines = [
-    dryRun
-      ? `Dry run for store "${store}": nothing was written. A real run would give:`
-      : `Imported into store "${store}":`,
+    heading,
     `  rows processed:    ${summary.rowsProcessed}`,
     `  products created:  ${summary.productsCreated}, updated: ${summary.productsUpdated}`,
     `  variants created:  ${summary.variantsCreated}, updated: ${summary.variantsUpdated}`,
-    `  rows failed:       ${summary.rowsFailed}`,
+    `  rows failed:       ${summary.rowsFailed}${failed}`,
     `  columns not stored: ${summary.columnsNotStored.length === 0 ? 'none' : summary.columnsNotStored.join(', ')}`,
   ]
   if (summary.skusCleared > 0) lines.push(`  skus cleared:      ${summary.skusCleared}`)
   if (summary.warnings.length > 0) {
-    lines.push('Warnings (imported without the sku):')
-    for (const warning of summary.warnings) {
+    lines.push(
+      `Warnings, rows imported without their sku${listed(summary.warnings.length, summary.skusCleared)}:`,
+    )
+    for (const warning of summary.warnings.slice(0, TEXT_LIST)) {
       lines.push(`  row ${warning.row}, handle ${warning.handle}, sku: ${warning.message}`)
     }
   }
   if (summary.errors.length > 0) {
-    lines.push('Errors:')
-    for (const error of summary.errors) {
+    lines.push(`Errors${listed(summary.errors.length, summary.errorCount)}:`)
+    for (const error of summary.errors.slice(0, TEXT_LIST)) {
       const where = [`row ${error.row}`, error.handle && `handle ${error.handle}`, error.field]
         .filter(Boolean)
         .join(', ')
       lines.push(`  ${where}: ${error.message} (${error.error})`)
     }
   }
+  for (const hint of hints) lines.push(`Hint: ${hint}`)
   return lines.join('\n')
+}
+
+/**
+ * How many of a list the text shows, of how many found: `(30)`, or `(the first 50 of 279;
+ * --json lists ...)` when it shows fewer than were found.
+ */
+function listed(kept: number, found: number): string {
+  const shown = Math.min(kept, TEXT_LIST)
+  if (shown === found) return ` (${found})`
+  const json =
+    kept > shown ? `; --json lists ${kept === found ? 'all of them' : `the first ${kept}`}` : ''
+  return ` (the first ${shown} of ${found}${json})`
+}
+
+function count(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? '' : 's'}`
 }
 
 /** Parses `catalog export` fully before the database is opened. */
@@ -177,11 +320,14 @@ export function parseExportCommand(args: string[]): Command {
   const { values, positionals } = parse('export', args, {
     store: { type: 'string' },
     output: { type: 'string' },
+    'new-store': { type: 'boolean' },
   })
   if (positionals.length > 0) throw new UsageError('catalog export: takes no file argument')
   const store = storeOption('export', values.store)
   return async (database) => {
     await migrateToLatest(database)
+    // Before the output file is opened: a refused store leaves no empty file behind.
+    if (!values['new-store']) await expectStore(database.kysely, 'export', store)
     const target: Writable =
       values.output === undefined ? process.stdout : createWriteStream(values.output)
     try {

@@ -13,10 +13,12 @@ Usage:
   catalog serve        apply migrations, then serve HTTP until SIGTERM or SIGINT
   catalog migrate      apply pending migrations (running it twice changes nothing)
   catalog keys ...     create, list and revoke API keys (catalog keys --help)
-  catalog import FILE.csv --store S [--dry-run] [--json]
-                       import a Shopify product CSV into store S
-  catalog export --store S [--output FILE]
+  catalog import FILE.csv --store S [--dry-run] [--json] [--new-store] ...
+                       import a Shopify product CSV into store S, recorded as an
+                       import (GET /imports); catalog import --help for the options
+  catalog export --store S [--output FILE] [--new-store]
                        write store S's catalogue as a Shopify product CSV
+                       (a store S that does not exist is refused without --new-store)
   catalog --help       this text; catalog COMMAND --help for one command
 
 Settings come from the environment (every command reads DATABASE_URL like the server):

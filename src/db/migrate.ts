@@ -53,6 +53,8 @@ import * as postgresMetafieldValuesWithoutForeignKeys from './migrations/postgre
 import * as postgresSearchDescriptionText from './migrations/postgres/2026-12-08T00-search-description-text.js'
 import * as sqliteSearchDescriptionText from './migrations/sqlite/2026-12-08T00-search-description-text.js'
 import * as postgresStoreRulesLock from './migrations/postgres/2026-12-08T01-store-rules-lock.js'
+import * as postgresImportSources from './migrations/postgres/2026-12-08T00-import-sources.js'
+import * as sqliteImportSources from './migrations/sqlite/2026-12-08T00-import-sources.js'
 
 /** Each dialect's migrations, by name; names sort in the order they are applied. */
 const MIGRATIONS: Record<Dialect, Record<string, Migration>> = {
@@ -80,6 +82,7 @@ const MIGRATIONS: Record<Dialect, Record<string, Migration>> = {
     '2026-11-30T06-collection-sort-indexes': sqliteCollectionSortIndexes,
     '2026-11-30T07-search-keys-written': sqliteSearchKeysWritten,
     '2026-11-30T08-metafield-values-by-product': sqliteMetafieldValuesByProduct,
+    '2026-12-08T00-import-sources': sqliteImportSources,
     '2026-12-08T00-search-description-text': sqliteSearchDescriptionText,
   },
   postgres: {
@@ -114,6 +117,7 @@ const MIGRATIONS: Record<Dialect, Record<string, Migration>> = {
       postgresMetafieldValuesWithoutForeignKeys,
     '2026-11-30T11-product-write-reads': postgresProductWriteReads,
     '2026-11-30T12-product-write-state-plpgsql': postgresProductWriteStatePlpgsql,
+    '2026-12-08T00-import-sources': postgresImportSources,
     '2026-12-08T00-search-description-text': postgresSearchDescriptionText,
     '2026-12-08T01-store-rules-lock': postgresStoreRulesLock,
   },

@@ -193,6 +193,15 @@ export interface ImportTable {
   errors: ColumnType<string | unknown[], string | undefined, string>
   warnings: ColumnType<string | unknown[], string | undefined, string>
   skus_cleared: ColumnType<number, number | undefined, number>
+  /** `http` (POST /imports) or `cli` (catalog import). */
+  source: ColumnType<string, string | undefined, string>
+  /** The --duplicate-skus / duplicate_skus choice: `fail` or `clear`. */
+  duplicate_skus: ColumnType<string, string | undefined, string>
+  products_failed: ColumnType<number, number | undefined, number>
+  duplicate_sku_products: ColumnType<number, number | undefined, number>
+  duplicate_sku_rows: ColumnType<number, number | undefined, number>
+  /** Every error found; `errors` keeps the first 1,000. */
+  error_count: ColumnType<number, number | undefined, number>
   failure_reason: string | null
   instance_id: string
   heartbeat_at: Timestamp

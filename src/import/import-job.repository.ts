@@ -16,11 +16,25 @@ export interface ImportCounts {
   errors: string
   warnings?: string
   skus_cleared?: number
+  products_failed?: number
+  duplicate_sku_products?: number
+  duplicate_sku_rows?: number
+  error_count?: number
 }
+
+/** Where an import came from: POST /imports, or `catalog import`. */
+export type ImportSource = 'http' | 'cli'
 
 export async function insertImport(
   db: Executor,
-  row: { store_id: string; id: string; instance_id: string; created_at: string },
+  row: {
+    store_id: string
+    id: string
+    instance_id: string
+    created_at: string
+    source?: ImportSource
+    duplicate_skus?: string
+  },
 ): Promise<ImportRow> {
   return db
     .insertInto('imports')
@@ -68,6 +82,12 @@ export async function listImportRows(
       'rows_failed',
       'columns_not_stored',
       'skus_cleared',
+      'source',
+      'duplicate_skus',
+      'products_failed',
+      'duplicate_sku_products',
+      'duplicate_sku_rows',
+      'error_count',
       'failure_reason',
       'created_at',
       'finished_at',
@@ -126,18 +146,27 @@ export async function beatImports(db: Executor, instanceId: string, now: string)
 
 /**
  * Marks failed the running imports whose process stopped telling it runs them (killed, or
- * stopped before they ended): their heartbeat is older than `staleBefore`, or their process
- * is one known to be gone. Returns how many.
+ * stopped before they ended): their heartbeat is older than `staleBefore`. Each gets the
+ * reason of its source (a server's job, or a `catalog import` process). Returns how many.
  */
 export async function failStaleImports(
   db: Executor,
   staleBefore: string,
-  reason: string,
+  reasons: Record<ImportSource, string>,
   now: string,
 ): Promise<number> {
   const result = await db
     .updateTable('imports')
-    .set({ status: 'failed', failure_reason: reason, finished_at: now })
+    .set((eb) => ({
+      status: 'failed',
+      failure_reason: eb
+        .case()
+        .when('source', '=', 'cli')
+        .then(reasons.cli)
+        .else(reasons.http)
+        .end(),
+      finished_at: now,
+    }))
     .where('status', '=', 'running')
     .where('heartbeat_at', '<', staleBefore)
     .executeTakeFirst()

@@ -21,9 +21,10 @@ import {
   type ImportCounts,
   type ImportListRow,
   type ImportRow,
+  type ImportSource,
 } from './import-job.repository.js'
-import { JOB_BATCH } from './import-batches.js'
-import { importCatalog, type ImportSummary } from './import.service.js'
+import { JOB_BATCH, type BatchBound } from './import-batches.js'
+import { importCatalog, type ImportProgress, type ImportSummary } from './import.service.js'
 import type { ImportWarning } from './import-outcome.js'
 import type { DuplicateSkus } from './import-plan.js'
 import type { ImportError } from './product-mapping.js'
@@ -39,6 +40,11 @@ export const JOB_READ_BYTES = 16 * 1024
 export interface ImportRecord extends ImportSummary {
   id: string
   status: 'running' | 'succeeded' | 'failed'
+  /** `http`: POST /imports; `cli`: catalog import. */
+  source: ImportSource
+  duplicateSkus: DuplicateSkus
+  /** What to do about the summary, in words: see importHints. */
+  hints: string[]
   failureReason: string | null
   createdAt: string
   finishedAt: string | null
@@ -105,17 +111,230 @@ export interface ImportJobs {
 export const STOPPED_REASON =
   'The service stopped before the import finished; run it again (an import can be repeated safely).'
 
+/** A `catalog import` whose process ended without saying so (killed, its machine stopped). */
+export const CLI_STOPPED_REASON =
+  'The catalog import process stopped before the import finished; run it again (an import can be repeated safely).'
+
+/** A `catalog import` stopped by a signal (Ctrl-C is SIGINT). */
+export function interruptedReason(signal: string): string {
+  return `catalog import was interrupted (${signal}) before the import finished; run it again (an import can be repeated safely).`
+}
+
+const SERVICE_ERROR_REASON =
+  'The import stopped on an error of the service; run it again (an import can be repeated safely).'
+
 /** How often progress is written to the import's record, at most. */
 const PROGRESS_INTERVAL_MS = 250
 
-class ImportStopped extends Error {}
+/** How often a process says its imports are alive, and how old a silent one's heartbeat gets. */
+const HEARTBEAT_MS = 5000
+const STALE_MS = 30_000
+
+class ImportStopped extends Error {
+  constructor(readonly reason: string) {
+    super(reason)
+  }
+}
+
+/** How an import ended, as its record says. */
+export interface RecordedEnd {
+  status: 'succeeded' | 'failed'
+  failureReason: string | null
+  /** Its summary: as of its end, or of its last committed batch when it was cut short. */
+  summary: ImportSummary | undefined
+}
+
+interface RecordedRun {
+  storeId: string
+  id: string
+  /** Opens the file, once for the definitions, once for the import. */
+  open: () => Readable
+  duplicateSkus?: DuplicateSkus | undefined
+  createDefinitions?: boolean | undefined
+  batch?: Partial<BatchBound>
+  iso: () => string
+  now: () => number
+  /** Asked after each batch: a reason to stop there (the record then fails with it). */
+  stopReason: () => string | undefined
+  onProgress?: (progress: ImportProgress, summary: ImportSummary) => void
+}
+
+/**
+ * Runs the import of a record already written as running, keeps its counts (at most every
+ * 250 ms, and at its end) and ends it: succeeded once the file was read to its end, failed
+ * when it was refused, stopped being CSV, was stopped (`stopReason`) or met an error (the
+ * record is failed first, then the error is thrown on). Shared by the HTTP job and the CLI.
+ */
+async function runRecorded(database: Database, run: RecordedRun): Promise<RecordedEnd> {
+  const { storeId, id, iso, now } = run
+  let summary: ImportSummary | undefined
+  // The import's summary as of its last committed batch: what a job cut short records.
+  let committed: ImportSummary | undefined
+  let lastWrite = now()
+  // Where the file stopped being CSV, if it did: the import did not read it to its end.
+  let unreadable: { row: number; message: string } | undefined
+  try {
+    if (run.createDefinitions) await createMissingDefinitions(database, storeId, run.open())
+    summary = await importCatalog(database, storeId, run.open(), {
+      ...(run.batch && { batch: run.batch }),
+      duplicateSkus: run.duplicateSkus,
+      onUnreadable: (found) => (unreadable = found),
+      onProgress: async (progress, so) => {
+        committed = so
+        run.onProgress?.(progress, so)
+        const stop = run.stopReason()
+        if (stop !== undefined) throw new ImportStopped(stop)
+        if (now() - lastWrite < PROGRESS_INTERVAL_MS) return
+        lastWrite = now()
+        await database.writeAtomic((db) => updateImportCounts(db, storeId, id, countsOf(so), iso()))
+      },
+    })
+    const failureReason = isRefusal(summary)
+      ? `The file was refused: ${summary.errors[0]!.message}.`
+      : unreadable
+        ? `The file is not CSV from row ${unreadable.row} on: ${unreadable.message}.`
+        : null
+    const status = failureReason === null ? 'succeeded' : 'failed'
+    await database.writeAtomic((db) =>
+      finishImport(
+        db,
+        storeId,
+        id,
+        { status, failure_reason: failureReason, finished_at: iso() },
+        countsOf(summary!),
+      ),
+    )
+    return { status, failureReason, summary }
+  } catch (error) {
+    const reason = error instanceof ImportStopped ? error.reason : SERVICE_ERROR_REASON
+    try {
+      await database.writeAtomic((db) =>
+        finishImport(
+          db,
+          storeId,
+          id,
+          { status: 'failed', failure_reason: reason, finished_at: iso() },
+          committed && countsOf(committed),
+        ),
+      )
+    } catch (failure) {
+      if (error instanceof ImportStopped) throw failure
+    }
+    if (!(error instanceof ImportStopped)) throw error
+    return { status: 'failed', failureReason: reason, summary: committed }
+  }
+}
+
+/**
+ * A `catalog import` recorded as an import (GET /imports lists it, its summary and errors
+ * kept) like an HTTP job: written as running, its heartbeat kept every 5 s while it runs (a
+ * server's sweep fails an import not heard of for 30 s: a killed process's), failed with the
+ * reason when `stopReason` says so after a batch (a signal). Imports left running by a
+ * process gone for 30 s are failed first, as a server's start does. Resolves with the
+ * import's id and how it ended; an error of the import is thrown on once recorded.
+ */
+export async function runCliImport(
+  database: Database,
+  storeId: string,
+  open: () => Readable,
+  options: {
+    duplicateSkus?: DuplicateSkus
+    createDefinitions?: boolean
+    stopReason: () => string | undefined
+    onProgress?: (progress: ImportProgress, summary: ImportSummary) => void
+  },
+): Promise<RecordedEnd & { id: string }> {
+  const now = Date.now
+  const iso = () => new Date(now()).toISOString()
+  const instanceId = newId()
+  const id = newId()
+  await database.writeAtomic((db) =>
+    failStaleImports(db, new Date(now() - STALE_MS).toISOString(), STALE_REASONS, iso()),
+  )
+  await database.writeAtomic((db) =>
+    insertImport(db, {
+      store_id: storeId,
+      id,
+      instance_id: instanceId,
+      created_at: iso(),
+      source: 'cli',
+      duplicate_skus: options.duplicateSkus ?? 'fail',
+    }),
+  )
+  const timer = setInterval(() => {
+    database
+      .writeAtomic((db) => beatImports(db, instanceId, iso()))
+      .catch(() => {
+        // A beat missed is one of six before the import looks stale; the next one tries again.
+      })
+  }, HEARTBEAT_MS)
+  try {
+    const end = await runRecorded(database, {
+      storeId,
+      id,
+      open,
+      duplicateSkus: options.duplicateSkus,
+      createDefinitions: options.createDefinitions,
+      iso,
+      now,
+      stopReason: options.stopReason,
+      ...(options.onProgress && { onProgress: options.onProgress }),
+    })
+    return { ...end, id }
+  } finally {
+    clearInterval(timer)
+  }
+}
+
+const STALE_REASONS = { http: STOPPED_REASON, cli: CLI_STOPPED_REASON }
+
+/**
+ * What to do about an import's summary, in words, for the way it was run (`source`): the
+ * products skipped for skus other products keep, with the choice that imports them (when it
+ * was not made), and errors past the ones kept.
+ */
+export function importHints(
+  summary: Pick<
+    ImportSummary,
+    'productsSkippedForDuplicateSkus' | 'rowsSkippedForDuplicateSkus' | 'errorCount'
+  >,
+  errorsKept: number,
+  run: { source: ImportSource; duplicateSkus?: DuplicateSkus | undefined },
+): string[] {
+  const hints: string[] = []
+  const products = summary.productsSkippedForDuplicateSkus
+  if (products > 0 && run.duplicateSkus !== 'clear') {
+    const rows = summary.rowsSkippedForDuplicateSkus
+    const skipped =
+      `${count(products, 'product')} (${count(rows, 'row')}) ${products === 1 ? 'was' : 'were'} ` +
+      'skipped for a sku another product keeps (duplicate_sku)'
+    hints.push(
+      run.source === 'cli'
+        ? `${skipped}: run catalog import again with --duplicate-skus=clear to import ` +
+            'them without those skus (each such row then listed under warnings).'
+        : `${skipped}: send the file again to POST /imports?duplicate_skus=clear to import ` +
+            'them without those skus (each such row then listed in warnings).',
+    )
+  }
+  if (summary.errorCount > errorsKept) {
+    hints.push(
+      `errors lists the first ${errorsKept} of ${summary.errorCount} errors: ` +
+        'correct those rows and run the import again to see the rest.',
+    )
+  }
+  return hints
+}
+
+function count(n: number, noun: string): string {
+  return `${n.toLocaleString('en-US')} ${noun}${n === 1 ? '' : 's'}`
+}
 
 /** The import jobs of one process: a component started and stopped by server.ts. */
 export function createImportJobs(database: Database, options: ImportJobsOptions): ImportJobs {
   const now = options.now ?? Date.now
   const iso = () => new Date(now()).toISOString()
-  const heartbeatMs = options.heartbeatMs ?? 5000
-  const staleMs = options.staleMs ?? 30_000
+  const heartbeatMs = options.heartbeatMs ?? HEARTBEAT_MS
+  const staleMs = options.staleMs ?? STALE_MS
   const directory = options.directory ?? join(tmpdir(), 'catalog-imports')
   const instanceId = newId()
   const running = new Map<string, Promise<void>>()
@@ -125,7 +344,7 @@ export function createImportJobs(database: Database, options: ImportJobsOptions)
   const sweep = async () => {
     await database.writeAtomic((db) => beatImports(db, instanceId, iso()))
     await database.writeAtomic((db) =>
-      failStaleImports(db, new Date(now() - staleMs).toISOString(), STOPPED_REASON, iso()),
+      failStaleImports(db, new Date(now() - staleMs).toISOString(), STALE_REASONS, iso()),
     )
   }
 
@@ -136,74 +355,20 @@ export function createImportJobs(database: Database, options: ImportJobsOptions)
     duplicateSkus: DuplicateSkus | undefined,
     createDefinitions = false,
   ) => {
-    let summary: ImportSummary | undefined
-    // The import's summary as of its last committed batch: what a job cut short records.
-    let committed: ImportSummary | undefined
-    let lastWrite = now()
-    // Where the file stopped being CSV, if it did: the import did not read it to its end.
-    let unreadable: { row: number; message: string } | undefined
     try {
-      if (createDefinitions) {
-        await createMissingDefinitions(
-          database,
-          storeId,
-          createReadStream(file, { highWaterMark: JOB_READ_BYTES }),
-        )
-      }
-      summary = await importCatalog(
-        database,
+      await runRecorded(database, {
         storeId,
-        createReadStream(file, { highWaterMark: JOB_READ_BYTES }),
-        {
-          batch: JOB_BATCH[database.dialect],
-          duplicateSkus,
-          onUnreadable: (found) => (unreadable = found),
-          onProgress: async (_progress, so) => {
-            committed = so
-            if (stopping) throw new ImportStopped()
-            if (now() - lastWrite < PROGRESS_INTERVAL_MS) return
-            lastWrite = now()
-            await database.writeAtomic((db) =>
-              updateImportCounts(db, storeId, id, countsOf(so), iso()),
-            )
-          },
-        },
-      )
-      const failureReason = isRefusal(summary)
-        ? `The file was refused: ${summary.errors[0]!.message}.`
-        : unreadable
-          ? `The file is not CSV from row ${unreadable.row} on: ${unreadable.message}.`
-          : null
-      await database.writeAtomic((db) =>
-        finishImport(
-          db,
-          storeId,
-          id,
-          {
-            status: failureReason === null ? 'succeeded' : 'failed',
-            failure_reason: failureReason,
-            finished_at: iso(),
-          },
-          countsOf(summary!),
-        ),
-      )
+        id,
+        open: () => createReadStream(file, { highWaterMark: JOB_READ_BYTES }),
+        duplicateSkus,
+        createDefinitions,
+        batch: JOB_BATCH[database.dialect],
+        iso,
+        now,
+        stopReason: () => (stopping ? STOPPED_REASON : undefined),
+      })
     } catch (error) {
-      const reason =
-        error instanceof ImportStopped
-          ? STOPPED_REASON
-          : 'The import stopped on an error of the service; run it again (an import can be repeated safely).'
-      if (!(error instanceof ImportStopped)) options.onError?.(error)
-      await database
-        .writeAtomic((db) =>
-          finishImport(
-            db,
-            storeId,
-            id,
-            { status: 'failed', failure_reason: reason, finished_at: iso() },
-            committed && countsOf(committed),
-          ),
-        )
-        .catch((failure: unknown) => options.onError?.(failure))
+      options.onError?.(error)
     } finally {
       await rm(file, { force: true })
     }
@@ -231,6 +396,8 @@ export function createImportJobs(database: Database, options: ImportJobsOptions)
             id,
             instance_id: instanceId,
             created_at: iso(),
+            source: 'http',
+            duplicate_skus: choices?.duplicateSkus ?? 'fail',
           }),
         )
       let record: ImportRecord
@@ -283,7 +450,7 @@ export function createImportJobs(database: Database, options: ImportJobsOptions)
 }
 
 /** Whether the file was refused whole (a summary of one invalid_csv error and no rows). */
-function isRefusal(summary: ImportSummary): boolean {
+export function isRefusal(summary: ImportSummary): boolean {
   return (
     summary.rowsProcessed === 0 &&
     summary.errors.length === 1 &&
@@ -328,6 +495,9 @@ function digestOf(hash: Hash): Transform {
   })
 }
 
+/** Errors, and warnings, a record keeps. */
+const MAX_KEPT = 1000
+
 function countsOf(summary: ImportSummary): ImportCounts {
   return {
     rows_processed: summary.rowsProcessed,
@@ -337,9 +507,13 @@ function countsOf(summary: ImportSummary): ImportCounts {
     variants_updated: summary.variantsUpdated,
     rows_failed: summary.rowsFailed,
     columns_not_stored: JSON.stringify(summary.columnsNotStored),
-    errors: JSON.stringify(summary.errors.slice(0, 1000)),
-    warnings: JSON.stringify(summary.warnings.slice(0, 1000)),
+    errors: JSON.stringify(summary.errors.slice(0, MAX_KEPT)),
+    warnings: JSON.stringify(summary.warnings.slice(0, MAX_KEPT)),
     skus_cleared: summary.skusCleared,
+    products_failed: summary.productsFailed,
+    duplicate_sku_products: summary.productsSkippedForDuplicateSkus,
+    duplicate_sku_rows: summary.rowsSkippedForDuplicateSkus,
+    error_count: summary.errorCount,
   }
 }
 
@@ -348,21 +522,28 @@ function fromJson<T>(value: string | T): T {
 }
 
 function rowToRecord(row: ImportRow): ImportRecord {
-  const { failureReason, createdAt, finishedAt, ...counts } = rowToListItem(row)
-  return {
+  const item = rowToListItem(row)
+  const { failureReason, createdAt, finishedAt, hints: _hints, ...counts } = item
+  const errors = fromJson(row.errors as string | ImportError[])
+  const record = {
     ...counts,
-    errors: fromJson(row.errors as string | ImportError[]),
+    errors,
     warnings: fromJson(row.warnings as string | ImportWarning[]),
+    hints: [] as string[],
     failureReason,
     createdAt,
     finishedAt,
   }
+  record.hints = importHints(record, errors.length, record)
+  return record
 }
 
 function rowToListItem(row: ImportListRow): ImportListItem {
-  return {
+  const item = {
     id: row.id,
     status: row.status as ImportRecord['status'],
+    source: row.source as ImportSource,
+    duplicateSkus: row.duplicate_skus as DuplicateSkus,
     rowsProcessed: row.rows_processed,
     productsCreated: row.products_created,
     productsUpdated: row.products_updated,
@@ -371,8 +552,16 @@ function rowToListItem(row: ImportListRow): ImportListItem {
     rowsFailed: row.rows_failed,
     columnsNotStored: fromJson<string[]>(row.columns_not_stored),
     skusCleared: row.skus_cleared,
+    productsFailed: row.products_failed,
+    productsSkippedForDuplicateSkus: row.duplicate_sku_products,
+    rowsSkippedForDuplicateSkus: row.duplicate_sku_rows,
+    errorCount: row.error_count,
+    hints: [] as string[],
     failureReason: row.failure_reason,
     createdAt: toIso(row.created_at),
     finishedAt: row.finished_at === null ? null : toIso(row.finished_at),
   }
+  // Without the errors at hand, those kept are all of them up to 1,000.
+  item.hints = importHints(item, Math.min(item.errorCount, MAX_KEPT), item)
+  return item
 }

@@ -58,6 +58,33 @@ export const ImportRecordSchema = Type.Object({
   skusCleared: Type.Integer({
     description: 'Variants imported without their sku (duplicate_skus=clear); 0 without it',
   }),
+  productsFailed: Type.Integer({
+    description: 'Products skipped whole (rowsFailed counts all their rows) for an error of a row',
+  }),
+  productsSkippedForDuplicateSkus: Type.Integer({
+    description:
+      'Of productsFailed, those with a duplicate_sku error (a sku another product keeps): ' +
+      'duplicate_skus=clear imports them without those skus',
+  }),
+  rowsSkippedForDuplicateSkus: Type.Integer({
+    description: 'The rows of productsSkippedForDuplicateSkus',
+  }),
+  errorCount: Type.Integer({ description: 'Every error found; errors lists the first 1,000' }),
+  source: Type.Unsafe<'http' | 'cli'>({
+    type: 'string',
+    enum: ['http', 'cli'],
+    description: 'http: POST /imports; cli: catalog import (recorded too; a --dry-run is not)',
+  }),
+  duplicateSkus: Type.Unsafe<DuplicateSkus>({
+    type: 'string',
+    enum: [...DUPLICATE_SKUS],
+    description: 'The duplicate_skus (CLI: --duplicate-skus) choice the import ran with',
+  }),
+  hints: Type.Array(Type.String(), {
+    description:
+      'What to do about the summary, in words: products skipped for shared skus and the ' +
+      'choice that imports them, errors past the 1,000 kept; empty when there is nothing to say',
+  }),
   failureReason: Nullable(Type.String()),
   createdAt: Timestamp,
   finishedAt: Nullable(Timestamp),
@@ -74,6 +101,13 @@ const IMPORT_EXAMPLE = {
   rowsFailed: 1,
   columnsNotStored: ['Variant Inventory Qty', 'SEO Title'],
   skusCleared: 0,
+  productsFailed: 1,
+  productsSkippedForDuplicateSkus: 0,
+  rowsSkippedForDuplicateSkus: 0,
+  errorCount: 1,
+  source: 'http',
+  duplicateSkus: 'fail',
+  hints: [],
   errors: [
     {
       row: 17,

@@ -32,6 +32,16 @@ export interface ImportSummary {
   warnings: ImportWarning[]
   /** Variants imported without their sku, which another product keeps (all of them). */
   skusCleared: number
+  /** Products skipped (none of their rows imported) for an error of one of their rows. */
+  productsFailed: number
+  /**
+   * Of productsFailed, those with a duplicate_sku error (a sku another product, or an
+   * earlier row, keeps), and their rows: what --duplicate-skus=clear would import.
+   */
+  productsSkippedForDuplicateSkus: number
+  rowsSkippedForDuplicateSkus: number
+  /** Errors found, all of them: `errors` lists the first maxErrors. */
+  errorCount: number
 }
 
 export interface ImportProgress {
@@ -67,6 +77,7 @@ function refused(message: string, row = 1): ImportSummary {
   return {
     ...emptySummary(),
     errors: [{ row, handle: '', field: null, error: 'invalid_csv', message }],
+    errorCount: 1,
   }
 }
 
@@ -82,6 +93,10 @@ export function emptySummary(): ImportSummary {
     errors: [],
     warnings: [],
     skusCleared: 0,
+    productsFailed: 0,
+    productsSkippedForDuplicateSkus: 0,
+    rowsSkippedForDuplicateSkus: 0,
+    errorCount: 0,
   }
 }
 
@@ -106,6 +121,7 @@ export async function importCatalog(
   const dry = dryRun ? new DryRunState() : undefined
   const skus = new ImportSkus(options.duplicateSkus)
   const report = (errors: ImportError[]) => {
+    summary.errorCount += errors.length
     for (const error of errors) if (summary.errors.length < maxErrors) summary.errors.push(error)
   }
 
@@ -136,6 +152,11 @@ export async function importCatalog(
         summary.rowsProcessed += product.rows.length
         if (outcome.errors.length > 0) {
           summary.rowsFailed += product.rows.length
+          summary.productsFailed++
+          if (outcome.errors.some((error) => error.error === 'duplicate_sku')) {
+            summary.productsSkippedForDuplicateSkus++
+            summary.rowsSkippedForDuplicateSkus += product.rows.length
+          }
           report(outcome.errors)
         } else {
           fileSlugs.set(product.slug, product.rows[0]!)
@@ -187,16 +208,18 @@ export async function importCatalog(
       if (group) {
         summary.rowsProcessed += group.records.length
         summary.rowsFailed += group.records.length
+        summary.productsFailed++
         group = undefined
       }
-      summary.errors.length < maxErrors &&
-        summary.errors.push({
+      report([
+        {
           row: item.row,
           handle: '',
           field: null,
           error: 'invalid_csv',
           message: `${item.message}; the file is not read from this row on`,
-        })
+        },
+      ])
       options.onUnreadable?.({ row: item.row, message: item.message })
       break
     }

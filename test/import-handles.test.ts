@@ -95,6 +95,16 @@ describeEachDialect('import: handles kept, made into slugs, reported', (dialect)
     assert.equal(second.variantsUpdated, 0)
     assert.deepEqual(second.warnings, first.warnings)
     assert.equal((await productsBySlug(api)).size, 6)
+
+    // The store's export (its slugs as handles) imported back into it finds every product too.
+    const exported = await api.get('/exports/products.csv')
+    assert.equal(exported.statusCode, 200, exported.body)
+    const back = await postCsv(api, exported.body)
+    assert.deepEqual(back.errors, [])
+    assert.deepEqual(back.warnings, [])
+    assert.equal(back.productsCreated, 0)
+    assert.equal(back.productsUpdated, 0)
+    assert.equal((await productsBySlug(api)).size, 6)
   })
 
   it('a second run finds each handle by its own product, also after its slug was changed by hand, and a change lands on the right one', async (t) => {
@@ -138,6 +148,24 @@ describeEachDialect('import: handles kept, made into slugs, reported', (dialect)
     assert.equal(after.get('my-cafe')?.name, 'First')
     assert.equal(after.get('cafe-2')?.name, 'Second changed')
     assert.equal(after.size, 2)
+  })
+})
+
+describeEachDialect('import: colliding handles, the file reordered', (dialect) => {
+  it('a second run with the rows in the other order still finds each handle its own product', async (t) => {
+    const api = await buildTestApi(t, dialect)
+    const head = 'Handle,Title,Variant SKU,Variant Price'
+    const first = await postCsv(api, csv(head, 'Café-™,First,C-1,1', 'CAFÉ ™,Second,C-2,2'))
+    assert.equal(first.productsCreated, 2)
+    const second = await postCsv(api, csv(head, 'CAFÉ ™,Second,C-2,2', 'Café-™,First,C-1,1'))
+    assert.deepEqual(second.errors, [])
+    assert.equal(second.productsCreated, 0)
+    assert.equal(second.productsUpdated, 0)
+    const after = await productsBySlug(api)
+    assert.deepEqual(
+      [after.get('cafe')?.name, after.get('cafe-2')?.name, after.size],
+      ['First', 'Second', 2],
+    )
   })
 })
 

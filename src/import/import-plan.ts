@@ -162,9 +162,9 @@ export type FoundProducts = Awaited<ReturnType<typeof findProductsOfHandles>>
 
 /**
  * The stored product a product of the file is (decision 0059): the one recorded with its
- * handle (a handle made into another slug, on an earlier import), else the one with its slug
- * unless another handle is recorded with that one (or an earlier product of the file has
- * the slug, matchBySlug false); else none, and it is created.
+ * handle (a handle made into another slug, on an earlier import), else the one with its slug,
+ * unless an earlier product of the file has that slug (matchBySlug false) or, for a handle
+ * made into a slug, another handle is recorded with it; else none, and it is created.
  */
 export function storedMatch(product: MappedProduct, found: FoundProducts): ProductRow | undefined {
   const recorded = product.slugMade ? found.byHandle.get(product.handle) : undefined
@@ -172,8 +172,12 @@ export function storedMatch(product: MappedProduct, found: FoundProducts): Produ
   if (!product.matchBySlug) return undefined
   const bySlug = found.bySlug.get(product.slug)
   if (!bySlug) return undefined
+  // A valid handle is the slug (an export writes slugs as handles): its product, whichever
+  // handle created it. A handle made into a slug is not the product of another handle's.
   const { importHandle } = bySlug
-  return importHandle === null || importHandle === product.handle ? bySlug.product : undefined
+  return !product.slugMade || importHandle === null || importHandle === product.handle
+    ? bySlug.product
+    : undefined
 }
 
 /**
@@ -353,6 +357,7 @@ export async function planProduct(
   }
   // A handle made into a slug: the stored product's, or (a dry run's new product) the base
   // the write would claim; a real run's new product is warned of by writePlan, which claims.
+  product.givenSlug = current?.slug ?? product.slug
   if (product.slugMade && (current || dry)) {
     warnings.unshift(slugWarning(product, current?.slug ?? product.slug))
   }

@@ -59,6 +59,7 @@ export async function writePlan(
       } else {
         productId = (await createProductWork(storeId, createInput!, slug)(db)).id
       }
+      product.givenSlug = slug
       if (product.slugMade) {
         await recordImportHandle(db, storeId, product.handle, productId)
         outcome.warnings = [slugWarning(product, slug), ...plan.warnings]

@@ -155,7 +155,7 @@ export async function importCatalog(
       const product = mapProduct(header, group.handle, group.records)
       product.errors.push(...refusedStrings(product))
       // An earlier product of the file with this slug may still be pending: its outcome first.
-      if (pending.some((earlier) => earlier.slug === product.slug)) await flush()
+      if (fileSlugs.waitsFor(product, pending)) await flush()
       const duplicate = product.errors.length === 0 ? fileSlugs.check(product) : undefined
       if (duplicate) product.errors.push(duplicate)
       pending.push(product)

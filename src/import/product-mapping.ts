@@ -55,6 +55,11 @@ export interface MappedProduct {
    * handle made into it is then another product (see FileSlugs).
    */
   matchBySlug: boolean
+  /**
+   * The slug its product has once planned or written: the stored product's, the slug claimed
+   * for it (writePlan), else `slug`. What FileSlugs keeps.
+   */
+  givenSlug?: string
   rows: number[]
   fields: ProductFields
   /** The row of each of `fields.images`, in their order, for their errors. */
@@ -348,17 +353,30 @@ export function clip(value: string): string {
 }
 
 /**
- * The slugs of the file's products imported so far, each with its first row and handle, and
- * the handles made into a slug: a later product of the file with its handle again (after
- * other rows), or with a valid handle an earlier product's slug, is duplicate_slug, rather
- * than overwriting the earlier one (and being overwritten back by a second run). A handle
- * made into an earlier product's slug is another product (matchBySlug false): it gets a
- * suffixed slug (decision 0059). It grows with the file, by one slug per product (about 14 MB
+ * The slugs the file's products imported so far have, each with its first row, and the
+ * handles made into a slug: a later product of the file with its handle again (after other
+ * rows), or with a valid handle an earlier product's slug, is duplicate_slug, rather than
+ * overwriting the earlier one (and being overwritten back by a second run). A handle made
+ * into an earlier product's slug is another product (matchBySlug false): it gets a suffixed
+ * slug (decision 0059). It grows with the file, by one slug per product (about 14 MB
  * for 250,000 products) and one entry per handle made into a slug.
  */
 export class FileSlugs {
   private readonly slugs = new Map<string, number>()
   private readonly madeHandles = new Map<string, number>()
+
+  /**
+   * Whether an earlier product of the file, still to be written (`pending`), must be written
+   * first for check() to know its slug: one of the same slug, or a handle made into a slug
+   * that may get this one as its suffixed slug (`cafe-2` after `Café`).
+   */
+  waitsFor(product: MappedProduct, pending: readonly MappedProduct[]): boolean {
+    return pending.some(
+      (earlier) =>
+        earlier.slug === product.slug ||
+        (earlier.slugMade && product.slug.startsWith(`${earlier.slug}-`)),
+    )
+  }
 
   /** The error of a product whose handle or slug an earlier product of the file has. */
   check(product: MappedProduct): ImportError | undefined {
@@ -381,10 +399,11 @@ export class FileSlugs {
       : duplicate(`the product of row ${earlier} has this handle's slug`)
   }
 
-  /** Keeps an imported product's slug (the first product's of each) and handle. */
+  /** Keeps an imported product's slug (the one it has: givenSlug) and handle. */
   keep(product: MappedProduct): void {
     const row = product.rows[0]!
-    if (!this.slugs.has(product.slug)) this.slugs.set(product.slug, row)
+    const slug = product.givenSlug ?? product.slug
+    if (!this.slugs.has(slug)) this.slugs.set(slug, row)
     if (product.slugMade) this.madeHandles.set(product.handle, row)
   }
 }

@@ -169,6 +169,20 @@ describeEachDialect('import: colliding handles, the file reordered', (dialect) =
   })
 })
 
+describeEachDialect('import: a sku a handle made into a slug keeps', (dialect) => {
+  it('a later product asking for it is told the handle and row that keep it', async (t) => {
+    const api = await buildTestApi(t, dialect)
+    const summary = await postCsv(
+      api,
+      csv('Handle,Title,Variant SKU,Variant Price', 'CAFÉ ™,Café,C-1,1', 'other,Other,C-1,2'),
+    )
+    assert.deepEqual(
+      summary.errors.map((e: Record<string, unknown>) => [e.row, e.error, e.message]),
+      [[3, 'duplicate_sku', 'SKU "C-1" is already used by product "CAFÉ ™" (row 2)']],
+    )
+  })
+})
+
 describeEachDialect('PATCH slug: 1 to 255 characters', (dialect) => {
   it('a slug of 255 characters is set; 256 is 400 validation_failed', async (t) => {
     const api = await buildTestApi(t, dialect)

@@ -92,11 +92,14 @@ export class ImportSkus {
   /** Keeps the skus of a product the import wrote (or, dry, would write). */
   keep(product: MappedProduct, outcome: Outcome): void {
     if (outcome.errors.length > 0) return
-    const cleared = new Set(outcome.warnings.map((warning) => warning.row))
+    const cleared = new Set(
+      outcome.warnings.filter((warning) => warning.field === 'sku').map((warning) => warning.row),
+    )
+    const slug = product.givenSlug ?? product.slug
     for (const variant of product.variants) {
       const { sku } = variant.input
       if (!sku || cleared.has(variant.row) || this.kept.has(sku)) continue
-      this.kept.set(sku, { handle: product.handle, slug: product.slug, row: variant.row })
+      this.kept.set(sku, { handle: product.handle, slug, row: variant.row })
     }
   }
 }

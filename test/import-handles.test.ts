@@ -5,6 +5,7 @@ import { it } from 'node:test'
 import { readFeed } from './event-helpers.js'
 import { buildTestApi, describeEachDialect, expectError, type TestApi } from './helpers.js'
 import { csv, SHOPIFY_SAMPLES } from './import-helpers.js'
+import { databaseUrlFor, runCatalog } from './process-helpers.js'
 
 // Contract, part 3: "a handle that is a valid slug by the PATCH rule (up to 255 characters)
 // is kept as it is, any other (accents, emoji, ™) is made into one by the slug rules of
@@ -179,6 +180,22 @@ describeEachDialect('import: a sku a handle made into a slug keeps', (dialect) =
     assert.deepEqual(
       summary.errors.map((e: Record<string, unknown>) => [e.row, e.error, e.message]),
       [[3, 'duplicate_sku', 'SKU "C-1" is already used by product "CAFÉ ™" (row 2)']],
+    )
+  })
+})
+
+describeEachDialect('catalog import: handles made into slugs', (dialect) => {
+  it('prints each warning with its field; a second run creates and updates nothing', async (t) => {
+    const env = { DATABASE_URL: await databaseUrlFor(t, dialect) }
+    const first = await runCatalog(['import', HANDLES, '--store', 'shop'], env)
+    assert.equal(first.code, 0, first.stderr)
+    assert.match(first.stdout, /^ {2}row 6, handle Café-™, slug: .*"cafe"$/m)
+    assert.match(first.stdout, /^ {2}row 8, handle CAFÉ ™, slug: .*"cafe-2"$/m)
+    const again = await runCatalog(['import', HANDLES, '--store', 'shop', '--json'], env)
+    const summary = JSON.parse(again.stdout)
+    assert.deepEqual(
+      [summary.productsCreated, summary.productsUpdated, summary.warnings.length],
+      [0, 0, 4],
     )
   })
 })

@@ -155,9 +155,11 @@ function formatSummary(summary: ImportSummary, store: string, dryRun: boolean): 
   ]
   if (summary.skusCleared > 0) lines.push(`  skus cleared:      ${summary.skusCleared}`)
   if (summary.warnings.length > 0) {
-    lines.push('Warnings (imported without the sku):')
+    lines.push('Warnings (a sku cleared, a handle made into a slug):')
     for (const warning of summary.warnings) {
-      lines.push(`  row ${warning.row}, handle ${warning.handle}, sku: ${warning.message}`)
+      lines.push(
+        `  row ${warning.row}, handle ${warning.handle}, ${warning.field}: ${warning.message}`,
+      )
     }
   }
   if (summary.errors.length > 0) {

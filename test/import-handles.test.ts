@@ -170,6 +170,23 @@ describeEachDialect('import: colliding handles, the file reordered', (dialect) =
   })
 })
 
+describeEachDialect('import: a deleted product takes its handle with it', (dialect) => {
+  it('the next run creates the product again, under a new slug', async (t) => {
+    const api = await buildTestApi(t, dialect)
+    const file = csv('Handle,Title,Variant SKU,Variant Price', 'Café-™,Café,C-1,1')
+    assert.equal((await postCsv(api, file)).productsCreated, 1)
+    const cafe = (await productsBySlug(api)).get('cafe')!
+    const deleted = await api.request('DELETE', `/products/${cafe.id}`)
+    assert.ok(deleted.statusCode < 300, deleted.body)
+    const again = await postCsv(api, file)
+    assert.deepEqual(again.errors, [])
+    assert.equal(again.productsCreated, 1)
+    // A deleted product's slug is never generated again (part 2).
+    assert.deepEqual([...(await productsBySlug(api)).keys()], ['cafe-2'])
+    assert.equal((await postCsv(api, file)).productsCreated, 0)
+  })
+})
+
 describeEachDialect('import: a sku a handle made into a slug keeps', (dialect) => {
   it('a later product asking for it is told the handle and row that keep it', async (t) => {
     const api = await buildTestApi(t, dialect)

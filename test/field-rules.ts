@@ -119,7 +119,7 @@ const RULES: Record<BodyKind, Record<string, (v: unknown) => boolean>> = {
 /** The fields only a PATCH takes, beyond the create fields. */
 const PATCH_ONLY_RULES: Record<BodyKind, Record<string, (v: unknown) => boolean>> = {
   product: {
-    slug: (v) => isString(v) && v.length <= 128 && /^[a-z0-9]+(-[a-z0-9]+)*$/.test(v),
+    slug: (v) => isString(v) && v.length <= 255 && /^[a-z0-9]+(-[a-z0-9]+)*$/.test(v),
   },
   variant: {},
 }

@@ -42,7 +42,7 @@ const Position = Type.Integer({ minimum: 0, maximum: MAX_POSITION })
 
 /** A slug set by hand: lowercase letters and digits, single dashes between them. */
 export const SLUG_PATTERN = '^[a-z0-9]+(-[a-z0-9]+)*$'
-export const MAX_SET_SLUG_LENGTH = 128
+export const MAX_SET_SLUG_LENGTH = 255
 const Slug = Type.String({
   minLength: 1,
   maxLength: MAX_SET_SLUG_LENGTH,

@@ -54,8 +54,9 @@ export function creatableTogether(product: Omit<NewProductWithVariants, 'slug'>)
 /**
  * The unit of work of a bulk create: new products with their variants, as createProductWork
  * then addVariantWork for each variant would leave them, written together in a few
- * statements whatever their number. The rows as they stand after the last variant (version 1
- * plus one per variant, positions 1, 2, 3..., a variant without a price at the product's),
+ * statements whatever their number, but for the product's version: created whole, it is at 1
+ * (the contract's "The records grow"), not 1 plus one per variant. The rows as they stand
+ * after the last variant (positions 1, 2, 3..., a variant without a price at the product's),
  * and the events those units append, in their order, each row as it was at its change. The
  * products_slug_key and sku constraints refuse a slug or sku another product holds: the
  * caller rolls the whole create back. Answers the products' ids.
@@ -118,7 +119,7 @@ function newRows(storeId: string, products: readonly NewProductWithVariants[]) {
     }
     const count = added.length
     rows.push({
-      row: { ...row, slug, max_variant_position: count, version: 1 + count },
+      row: { ...row, slug, max_variant_position: count, version: 1 },
       tagKeys: JSON.parse(tagKeysJson(tags)) as string[],
     })
   }

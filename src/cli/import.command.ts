@@ -280,10 +280,12 @@ function formatSummary(
   if (summary.skusCleared > 0) lines.push(`  skus cleared:      ${summary.skusCleared}`)
   if (summary.warnings.length > 0) {
     lines.push(
-      `Warnings, rows imported without their sku${listed(summary.warnings.length, summary.skusCleared)}:`,
+      `Warnings (a sku cleared, a handle made into a slug)${listed(summary.warnings.length, summary.warnings.length)}:`,
     )
     for (const warning of summary.warnings.slice(0, TEXT_LIST)) {
-      lines.push(`  row ${warning.row}, handle ${warning.handle}, sku: ${warning.message}`)
+      lines.push(
+        `  row ${warning.row}, handle ${warning.handle}, ${warning.field}: ${warning.message}`,
+      )
     }
   }
   if (summary.errors.length > 0) {

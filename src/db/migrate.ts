@@ -49,6 +49,8 @@ import * as postgresMetafieldValuesByProduct from './migrations/postgres/2026-11
 import * as postgresProductWriteReads from './migrations/postgres/2026-11-30T11-product-write-reads.js'
 import * as postgresProductWriteStatePlpgsql from './migrations/postgres/2026-11-30T12-product-write-state-plpgsql.js'
 import * as sqliteMetafieldValuesByProduct from './migrations/sqlite/2026-11-30T08-metafield-values-by-product.js'
+import * as postgresProductImportHandles from './migrations/postgres/2026-12-08T00-product-import-handles.js'
+import * as sqliteProductImportHandles from './migrations/sqlite/2026-12-08T00-product-import-handles.js'
 import * as postgresMetafieldValuesWithoutForeignKeys from './migrations/postgres/2026-11-30T10-metafield-values-without-foreign-keys.js'
 import * as postgresSearchDescriptionText from './migrations/postgres/2026-12-08T00-search-description-text.js'
 import * as sqliteSearchDescriptionText from './migrations/sqlite/2026-12-08T00-search-description-text.js'
@@ -83,6 +85,7 @@ const MIGRATIONS: Record<Dialect, Record<string, Migration>> = {
     '2026-11-30T07-search-keys-written': sqliteSearchKeysWritten,
     '2026-11-30T08-metafield-values-by-product': sqliteMetafieldValuesByProduct,
     '2026-12-08T00-import-sources': sqliteImportSources,
+    '2026-12-08T00-product-import-handles': sqliteProductImportHandles,
     '2026-12-08T00-search-description-text': sqliteSearchDescriptionText,
   },
   postgres: {
@@ -118,6 +121,7 @@ const MIGRATIONS: Record<Dialect, Record<string, Migration>> = {
     '2026-11-30T11-product-write-reads': postgresProductWriteReads,
     '2026-11-30T12-product-write-state-plpgsql': postgresProductWriteStatePlpgsql,
     '2026-12-08T00-import-sources': postgresImportSources,
+    '2026-12-08T00-product-import-handles': postgresProductImportHandles,
     '2026-12-08T00-search-description-text': postgresSearchDescriptionText,
     '2026-12-08T01-store-rules-lock': postgresStoreRulesLock,
   },

@@ -88,6 +88,13 @@ export interface SlugCounterTable {
   suffix: number | null
 }
 
+/** A handle an import made into another slug, and the product it created (decision 0059). */
+export interface ProductImportHandleTable {
+  store_id: string
+  handle: string
+  product_id: string
+}
+
 export interface VariantTable {
   store_id: string
   id: string
@@ -373,6 +380,7 @@ export interface DB {
   events: EventTable
   idempotency_keys: IdempotencyKeyTable
   imports: ImportTable
+  product_import_handles: ProductImportHandleTable
   product_search: ProductSearchTable
   product_tags: ProductTagTable
   products: ProductTable

@@ -11,6 +11,7 @@ import { failed, unchanged, type Outcome } from './import-outcome.js'
 import {
   planProduct,
   planStoredProduct,
+  storedMatch,
   writesNothing,
   type ImportSkus,
   type ProductPlan,
@@ -18,7 +19,7 @@ import {
 } from './import-plan.js'
 import { insertable, insertNewProducts, writePlan } from './import-writer.js'
 import type { MappedProduct } from './product-mapping.js'
-import { findProductsBySlugs } from '../catalog/product-list.repository.js'
+import { findProductsOfHandles } from '../catalog/product-bulk.repository.js'
 import { findSkuHolders, findVariantsOfProducts } from '../catalog/variant-bulk.repository.js'
 
 /**
@@ -108,11 +109,22 @@ async function writeChunk(
 ): Promise<Outcome[]> {
   const readable = chunk.filter((product) => product.errors.length === 0)
   const slugCount = countBy(readable.map((product) => product.slug))
-  const rows = await findProductsBySlugs(tx, storeId, [...slugCount.keys()])
-  const stored = new Map<string, StoredProduct>(
-    rows.map((product) => [product.slug, { product, variants: [] }]),
+  const found = await findProductsOfHandles(
+    tx,
+    storeId,
+    readable.filter((product) => product.slugMade).map((product) => product.handle),
+    [...slugCount.keys()],
   )
-  const storedById = new Map(rows.map((row) => [row.id, stored.get(row.slug)!]))
+  // Each product's stored one (storedMatch), by its index in the chunk.
+  const storedById = new Map<string, StoredProduct>()
+  const stored = new Map<number, StoredProduct>()
+  for (const [index, product] of chunk.entries()) {
+    const row = product.errors.length === 0 ? storedMatch(product, found) : undefined
+    if (!row) continue
+    const entry = storedById.get(row.id) ?? { product: row, variants: [] }
+    storedById.set(row.id, entry)
+    stored.set(index, entry)
+  }
   for (const variant of await findVariantsOfProducts(tx, storeId, [...storedById.keys()])) {
     storedById.get(variant.product_id)!.variants.push(variant)
   }
@@ -160,11 +172,14 @@ async function writeChunk(
       settle(index, failed(product.errors))
       continue
     }
+    const existing = stored.get(index)
+    // A new product whose slug is to be claimed (a handle made into a slug), or whose slug a
+    // product of the store not its own has, is imported alone (writePlan claims or reports).
     const shared =
       slugCount.get(product.slug)! > 1 ||
+      (!existing && (product.slugMade || found.bySlug.has(product.slug))) ||
       skusOf(product).some((sku) => skuCount.get(sku)! > 1 || holders.has(sku))
     if (!shared) {
-      const existing = stored.get(product.slug)
       // No other product holds its skus: none is looked up.
       const plan = await planProduct(tx, storeId, product, existing, undefined, skus, false)
       if (!('variants' in plan)) {

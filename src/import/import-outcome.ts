@@ -2,13 +2,14 @@ import type { ImportError } from './product-mapping.js'
 
 /**
  * A row imported otherwise than the file says, and why: with --duplicate-skus=clear, a variant
- * imported without its sku, which another product (or an earlier row) keeps.
+ * imported without its sku, which another product (or an earlier row) keeps (`sku`); a handle
+ * that is not a valid slug, made into one (`slug`, the product's first row).
  */
 export interface ImportWarning {
   /** The record's number as a spreadsheet shows it: the header is row 1. */
   row: number
   handle: string
-  field: 'sku'
+  field: 'sku' | 'slug'
   message: string
 }
 

@@ -8,6 +8,7 @@ import { rowToProduct, rowToVariant } from '../catalog/catalog.mappers.js'
 import {
   CreateProductBody,
   CreateVariantBody,
+  MAX_SET_SLUG_LENGTH,
   TRIMMED_FIELDS,
   UpdateProductBody,
   type CreateProductInput,
@@ -36,7 +37,7 @@ import {
   type MappedProduct,
   type MappedVariant,
 } from './product-mapping.js'
-import { listProductRows } from '../catalog/product-list.repository.js'
+import { findProductsOfHandles } from '../catalog/product-bulk.repository.js'
 import { findProductWithVariants } from '../catalog/variant-read.repository.js'
 import { type VariantFields } from '../catalog/variant.columns.js'
 import { DUPLICATE_OPTIONS_MESSAGE } from '../catalog/variant-conflicts.js'
@@ -91,11 +92,14 @@ export class ImportSkus {
   /** Keeps the skus of a product the import wrote (or, dry, would write). */
   keep(product: MappedProduct, outcome: Outcome): void {
     if (outcome.errors.length > 0) return
-    const cleared = new Set(outcome.warnings.map((warning) => warning.row))
+    const cleared = new Set(
+      outcome.warnings.filter((warning) => warning.field === 'sku').map((warning) => warning.row),
+    )
+    const slug = product.givenSlug ?? product.slug
     for (const variant of product.variants) {
       const { sku } = variant.input
       if (!sku || cleared.has(variant.row) || this.kept.has(sku)) continue
-      this.kept.set(sku, { handle: product.handle, slug: product.slug, row: variant.row })
+      this.kept.set(sku, { handle: product.handle, slug, row: variant.row })
     }
   }
 }
@@ -146,15 +150,52 @@ export async function planStoredProduct(
   dry: DryRunState | undefined,
   skus: ImportSkus,
 ): Promise<ProductPlan | Outcome> {
-  const [existingRow] = await listProductRows(db, {
-    storeId,
-    filters: { slug: product.slug },
-    limit: 1,
-  })
+  const found = await findProductsOfHandles(db, storeId, product.slugMade ? [product.handle] : [], [
+    product.slug,
+  ])
+  const existingRow = storedMatch(product, found)
   const existing = existingRow
     ? await findProductWithVariants(db, storeId, existingRow.id)
     : undefined
   return planProduct(db, storeId, product, existing, dry, skus, true)
+}
+
+/** The stores' products a chunk's handles may name (findProductsOfHandles). */
+export type FoundProducts = Awaited<ReturnType<typeof findProductsOfHandles>>
+
+/**
+ * The stored product a product of the file is (decision 0059): the one recorded with its
+ * handle (a handle made into another slug, on an earlier import), else the one with its slug,
+ * unless an earlier product of the file has that slug (matchBySlug false) or, for a handle
+ * made into a slug, another handle is recorded with it; else none, and it is created.
+ */
+export function storedMatch(product: MappedProduct, found: FoundProducts): ProductRow | undefined {
+  const recorded = product.slugMade ? found.byHandle.get(product.handle) : undefined
+  if (recorded) return recorded
+  if (!product.matchBySlug) return undefined
+  const bySlug = found.bySlug.get(product.slug)
+  if (!bySlug) return undefined
+  // A valid handle is the slug (an export writes slugs as handles): its product, whichever
+  // handle created it. A handle made into a slug is not the product of another handle's.
+  const { importHandle } = bySlug
+  return !product.slugMade || importHandle === null || importHandle === product.handle
+    ? bySlug.product
+    : undefined
+}
+
+/**
+ * The warning of a handle made into another slug (too long, accents, emoji): the slug its
+ * product has, which the product's URLs use.
+ */
+export function slugWarning(product: MappedProduct, slug: string): ImportWarning {
+  return {
+    row: product.rows[0]!,
+    handle: product.handle,
+    field: 'slug',
+    message:
+      `the handle is not a valid slug (lowercase a-z, 0-9 and single - between them, 1 to ` +
+      `${MAX_SET_SLUG_LENGTH} characters): the product's slug is "${slug}"`,
+  }
 }
 
 /** The compiled validators of the API's own schemas: one rule, one place. */
@@ -316,6 +357,12 @@ export async function planProduct(
   if (price !== undefined) {
     if (createInput) createInput.price = price
     else if (current && price !== current.price) patch.price = price
+  }
+  // A handle made into a slug: the stored product's, or (a dry run's new product) the base
+  // the write would claim; a real run's new product is warned of by writePlan, which claims.
+  product.givenSlug = current?.slug ?? product.slug
+  if (product.slugMade && (current || dry)) {
+    warnings.unshift(slugWarning(product, current?.slug ?? product.slug))
   }
   const plan: ProductPlan = { current, createInput, patch, variants: plans, warnings }
   // Values of custom attributes, by the store's definitions: a dry run finds what a real one does.

@@ -29,7 +29,9 @@ const ImportErrorSchema = Type.Object({
 const ImportWarningSchema = Type.Object({
   row: Type.Integer({ description: 'The record as a spreadsheet numbers it: the header is row 1' }),
   handle: Type.String(),
-  field: Type.Literal('sku'),
+  field: Type.Union([Type.Literal('sku'), Type.Literal('slug')], {
+    description: 'sku: imported without its sku; slug: the handle made into a slug',
+  }),
   message: Type.String({ description: 'What was imported otherwise, and why' }),
 })
 

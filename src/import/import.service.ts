@@ -14,7 +14,7 @@ import { checkBatch } from './import-dry-run.js'
 import { refusedStrings } from './import-errors.js'
 import type { ImportWarning } from './import-outcome.js'
 import { DryRunState, ImportSkus, type DuplicateSkus } from './import-plan.js'
-import { mapProduct, type ImportError, type MappedProduct } from './product-mapping.js'
+import { FileSlugs, mapProduct, type ImportError, type MappedProduct } from './product-mapping.js'
 import { resolveMetafieldColumns } from './metafield-import.js'
 import { readHeader, type Header } from './shopify-columns.js'
 
@@ -128,12 +128,8 @@ export async function importCatalog(
   let header: Header | undefined
   let group: { handle: string; records: CsvRecord[] } | undefined
   let pending: MappedProduct[] = []
-  // The slugs of the file's products imported so far, each with its first row: a later
-  // product of the file with one of them (its handle again after other rows, or another
-  // handle made into the same slug) is duplicate_slug, as in a dry run, rather than
-  // overwriting the earlier one (and being overwritten back by a second run). It grows with
-  // the file, by one slug per product (about 14 MB for 250,000 products).
-  const fileSlugs = new Map<string, number>()
+  // The slugs and handles of the file's products imported so far (FileSlugs).
+  const fileSlugs = new FileSlugs()
 
   const flush = async () => {
     while (pending.length > 0) {
@@ -159,12 +155,12 @@ export async function importCatalog(
           }
           report(outcome.errors)
         } else {
-          fileSlugs.set(product.slug, product.rows[0]!)
+          fileSlugs.keep(product)
           if (outcome.created) summary.productsCreated++
           if (outcome.updated) summary.productsUpdated++
           summary.variantsCreated += outcome.variantsCreated
           summary.variantsUpdated += outcome.variantsUpdated
-          summary.skusCleared += outcome.warnings.length
+          summary.skusCleared += outcome.warnings.filter((w) => w.field === 'sku').length
           for (const warning of outcome.warnings) {
             if (summary.warnings.length < maxErrors) summary.warnings.push(warning)
           }
@@ -180,17 +176,9 @@ export async function importCatalog(
       const product = mapProduct(header, group.handle, group.records)
       product.errors.push(...refusedStrings(product))
       // An earlier product of the file with this slug may still be pending: its outcome first.
-      if (pending.some((earlier) => earlier.slug === product.slug)) await flush()
-      const earlier = fileSlugs.get(product.slug)
-      if (earlier !== undefined && product.errors.length === 0) {
-        product.errors.push({
-          row: product.rows[0]!,
-          handle: product.handle,
-          field: product.columns.handle!,
-          error: 'duplicate_slug',
-          message: `the product of row ${earlier} has this handle's slug`,
-        })
-      }
+      if (fileSlugs.waitsFor(product, pending)) await flush()
+      const duplicate = product.errors.length === 0 ? fileSlugs.check(product) : undefined
+      if (duplicate) product.errors.push(duplicate)
       pending.push(product)
       if (pending.length >= bound.maxProducts) await flush()
     }

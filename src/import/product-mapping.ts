@@ -41,8 +41,25 @@ export interface MappedVariant {
 /** One product of the file: all the consecutive rows of one handle, read. */
 export interface MappedProduct {
   handle: string
-  /** The handle when it is a valid slug, else the slug the part 1 rules make of it. */
+  /**
+   * The handle when it is a valid slug (kept as it is), else the slug the part 1 rules make
+   * of it: then only the base of the slug the product gets (suffixed when another product
+   * has it), and the handle is recorded with its product (decision 0059).
+   */
   slug: string
+  /** Whether the handle is not a valid slug and was made into `slug`. */
+  slugMade: boolean
+  /**
+   * Whether the product may be matched by `slug` (a product of the store with that slug and
+   * no other handle recorded). False when an earlier product of the file has that slug: a
+   * handle made into it is then another product (see FileSlugs).
+   */
+  matchBySlug: boolean
+  /**
+   * The slug its product has once planned or written: the stored product's, the slug claimed
+   * for it (writePlan), else `slug`. What FileSlugs keeps.
+   */
+  givenSlug?: string
   rows: number[]
   fields: ProductFields
   /** The row of each of `fields.images`, in their order, for their errors. */
@@ -280,9 +297,12 @@ export function mapProduct(header: Header, handle: string, records: CsvRecord[])
     return { row: record.row, input, nameFromOptions: !name && values.length > 0, sets }
   }
 
+  const slug = handleToSlug(handle)
   return {
     handle,
-    slug: handleToSlug(handle),
+    slug,
+    slugMade: slug !== handle,
+    matchBySlug: true,
     rows: records.map((record) => record.row),
     fields,
     imageRows: images.map((image) => image.row),
@@ -330,4 +350,60 @@ function statusMessage(first: CsvRecord, header: Header): string {
 /** A value quoted in a message, cut to a length a person reads. */
 export function clip(value: string): string {
   return value.length > 40 ? `${value.slice(0, 40)}…` : value
+}
+
+/**
+ * The slugs the file's products imported so far have, each with its first row, and the
+ * handles made into a slug: a later product of the file with its handle again (after other
+ * rows), or with a valid handle an earlier product's slug, is duplicate_slug, rather than
+ * overwriting the earlier one (and being overwritten back by a second run). A handle made
+ * into an earlier product's slug is another product (matchBySlug false): it gets a suffixed
+ * slug (decision 0059). It grows with the file, by one slug per product (about 14 MB
+ * for 250,000 products) and one entry per handle made into a slug.
+ */
+export class FileSlugs {
+  private readonly slugs = new Map<string, number>()
+  private readonly madeHandles = new Map<string, number>()
+
+  /**
+   * Whether an earlier product of the file, still to be written (`pending`), must be written
+   * first for check() to know its slug: one of the same slug, or a handle made into a slug
+   * that may get this one as its suffixed slug (`cafe-2` after `Café`).
+   */
+  waitsFor(product: MappedProduct, pending: readonly MappedProduct[]): boolean {
+    return pending.some(
+      (earlier) =>
+        earlier.slug === product.slug ||
+        (earlier.slugMade && product.slug.startsWith(`${earlier.slug}-`)),
+    )
+  }
+
+  /** The error of a product whose handle or slug an earlier product of the file has. */
+  check(product: MappedProduct): ImportError | undefined {
+    const duplicate = (message: string): ImportError => ({
+      row: product.rows[0]!,
+      handle: product.handle,
+      field: product.columns.handle!,
+      error: 'duplicate_slug',
+      message,
+    })
+    if (product.slugMade) {
+      const earlier = this.madeHandles.get(product.handle)
+      if (earlier !== undefined) return duplicate(`the product of row ${earlier} has this handle`)
+      if (this.slugs.has(product.slug)) product.matchBySlug = false
+      return undefined
+    }
+    const earlier = this.slugs.get(product.slug)
+    return earlier === undefined
+      ? undefined
+      : duplicate(`the product of row ${earlier} has this handle's slug`)
+  }
+
+  /** Keeps an imported product's slug (the one it has: givenSlug) and handle. */
+  keep(product: MappedProduct): void {
+    const row = product.rows[0]!
+    const slug = product.givenSlug ?? product.slug
+    if (!this.slugs.has(slug)) this.slugs.set(slug, row)
+    if (product.slugMade) this.madeHandles.set(product.handle, row)
+  }
 }

@@ -131,6 +131,19 @@ export function slugClaims(counters: SlugCounters) {
     },
 
     /**
+     * claimGenerated until it gets a slug (a concurrent write may take the generated one
+     * first), at most MAX_CLAIM_ATTEMPTS times: the slug an import gives a handle made into
+     * `base`, before the product is written with it as if set by hand.
+     */
+    async claimFirstFree(db: Executor, storeId: string, base: string): Promise<string> {
+      for (let attempt = 0; attempt < MAX_CLAIM_ATTEMPTS; attempt++) {
+        const slug = await this.claimGenerated(db, storeId, base)
+        if (slug !== undefined) return slug
+      }
+      throw new Error(`no free slug for ${base} after ${MAX_CLAIM_ATTEMPTS} claims`)
+    },
+
+    /**
      * The claim of `base` as CTEs of one PostgreSQL statement: `claim` (the base's counter),
      * `counted` (the generated slug's, when the base was taken) and `picked`, one row with
      * the slug to write, or none when a concurrent write took the generated one first (the

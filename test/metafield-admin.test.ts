@@ -58,10 +58,16 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(definitions.map((d: { key: string }) => d.key).sort(), ['recycled', 'seats'])
     })
 
-    it('the product form has one input per definition: a checkbox for a boolean, errors beside', async () => {
+    it('the product form adds an input per attribute chosen: a checkbox for a boolean, errors beside', async () => {
       const product = await api.createProduct({ name: 'Bench' })
       await page.goto(`${base}/admin#/products/${product.id}`)
       await page.getByRole('heading', { name: 'Bench', level: 1 }).waitFor()
+      // Only the attributes set have an input; the others are added by name.
+      assert.equal(await page.locator('.field-metafield').count(), 0)
+      for (const name of ['Recycled', 'Seats']) {
+        await field('Add attribute').selectOption({ label: name })
+        await button('Add').click()
+      }
       const recycled = field('Recycled')
       assert.equal(await recycled.getAttribute('type'), 'checkbox')
       await recycled.check()

@@ -165,76 +165,78 @@ export function CollectionMembers(props: {
           {results.length === 0 && <li class="muted">No product found.</li>}
         </ul>
       )}
-      <table class="table member-table">
-        <caption class="visually-hidden">Products in the collection’s order</caption>
-        <thead>
-          <tr>
-            <th scope="col" class="number">
-              #
-            </th>
-            <th scope="col">Name</th>
-            <th scope="col">Status</th>
-            <th scope="col" class="number">
-              Price
-            </th>
-            {editable && <th scope="col">Order</th>}
-          </tr>
-        </thead>
-        <tbody aria-busy={page === null ? 'true' : 'false'}>
-          {page?.data.map((product, i) => {
-            const position = offset + i + 1
-            const last = page.nextCursor === null && i === page.data.length - 1
-            return (
-              <tr key={product.id}>
-                <td class="number">{position}</td>
-                <td>
-                  <a href={`#/products/${encodeURIComponent(product.id)}`}>{product.name}</a>
-                </td>
-                <td>
-                  <StatusBadge status={product.status} />
-                </td>
-                <td class="number">{formatPrice(product.price)}</td>
-                {editable && (
-                  <td class="row-actions">
-                    <button
-                      type="button"
-                      disabled={busy || position === 1}
-                      aria-label={`Move “${product.name}” up`}
-                      onClick={() => void move(product, position - 1)}
-                    >
-                      ↑
-                    </button>
-                    <button
-                      type="button"
-                      disabled={busy || last}
-                      aria-label={`Move “${product.name}” down`}
-                      onClick={() => void move(product, position + 1)}
-                    >
-                      ↓
-                    </button>
-                    <button
-                      type="button"
-                      class="ghost"
-                      disabled={busy}
-                      aria-label={`Remove “${product.name}”`}
-                      onClick={() => void remove(product)}
-                    >
-                      Remove
-                    </button>
-                  </td>
-                )}
-              </tr>
-            )
-          })}
-          {page && page.data.length === 0 && (
+      <div class="table-scroll">
+        <table class="table member-table">
+          <caption class="visually-hidden">Products in the collection’s order</caption>
+          <thead>
             <tr>
-              <td colSpan={editable ? 5 : 4} class="empty">
-                No products yet.
-              </td>
+              <th scope="col" class="number">
+                #
+              </th>
+              <th scope="col">Name</th>
+              <th scope="col">Status</th>
+              <th scope="col" class="number">
+                Price
+              </th>
+              {editable && <th scope="col">Order</th>}
             </tr>
-          )}
-        </tbody>
-      </table>
+          </thead>
+          <tbody aria-busy={page === null ? 'true' : 'false'}>
+            {page?.data.map((product, i) => {
+              const position = offset + i + 1
+              const last = page.nextCursor === null && i === page.data.length - 1
+              return (
+                <tr key={product.id}>
+                  <td class="number">{position}</td>
+                  <td>
+                    <a href={`#/products/${encodeURIComponent(product.id)}`}>{product.name}</a>
+                  </td>
+                  <td>
+                    <StatusBadge status={product.status} />
+                  </td>
+                  <td class="number">{formatPrice(product.price)}</td>
+                  {editable && (
+                    <td class="row-actions">
+                      <button
+                        type="button"
+                        disabled={busy || position === 1}
+                        aria-label={`Move “${product.name}” up`}
+                        onClick={() => void move(product, position - 1)}
+                      >
+                        ↑
+                      </button>
+                      <button
+                        type="button"
+                        disabled={busy || last}
+                        aria-label={`Move “${product.name}” down`}
+                        onClick={() => void move(product, position + 1)}
+                      >
+                        ↓
+                      </button>
+                      <button
+                        type="button"
+                        class="ghost"
+                        disabled={busy}
+                        aria-label={`Remove “${product.name}”`}
+                        onClick={() => void remove(product)}
+                      >
+                        Remove
+                      </button>
+                    </td>
+                  )}
+                </tr>
+              )
+            })}
+            {page && page.data.length === 0 && (
+              <tr>
+                <td colSpan={editable ? 5 : 4} class="empty">
+                  No products yet.
+                </td>
+              </tr>
+            )}
+          </tbody>
+        </table>
+      </div>
       <Pager
         label="Pages of the collection’s products"
         cursors={cursors}

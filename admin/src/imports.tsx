@@ -74,6 +74,8 @@ export function ImportExportPage({ id, session }: { id: string | null; session: 
 
 function ImportForm({ session }: { session: Session }) {
   const [file, setFile] = useState<File | null>(null)
+  const [clearSkus, setClearSkus] = useState(false)
+  const [createDefinitions, setCreateDefinitions] = useState(false)
   const [busy, setBusy] = useState(false)
   const [error, setError] = useState('')
 
@@ -84,7 +86,12 @@ function ImportForm({ session }: { session: Session }) {
     setError('')
     try {
       // The file goes as it is: the API streams it to disk, so it is never read here.
-      const { data } = await call<{ data: ImportJob }>('POST', '/imports', {
+      // The choices are the query parameters of POST /imports; left out, the API's defaults.
+      const query = new URLSearchParams()
+      if (clearSkus) query.set('duplicate_skus', 'clear')
+      if (createDefinitions) query.set('create_definitions', 'true')
+      const path = query.toString() ? `/imports?${query}` : '/imports'
+      const { data } = await call<{ data: ImportJob }>('POST', path, {
         raw: { body: file, type: 'text/csv' },
       })
       navigate(`#/imports/${encodeURIComponent(data.id)}`)
@@ -131,6 +138,43 @@ function ImportForm({ session }: { session: Session }) {
                 The import runs in the background; this page follows it until it ends.
               </p>
             </div>
+            <fieldset class="checks import-options">
+              <legend>Options</legend>
+              <label class="checkbox" for="import-clear-skus">
+                <input
+                  id="import-clear-skus"
+                  type="checkbox"
+                  checked={clearSkus}
+                  aria-describedby="import-clear-skus-help"
+                  onChange={(event) => setClearSkus(event.currentTarget.checked)}
+                />
+                Import a variant whose SKU is taken without its SKU
+              </label>
+              <p class="help" id="import-clear-skus-help">
+                By default a product with a variant whose SKU another product already uses (or an
+                earlier row) is skipped, with a <code>duplicate_sku</code> error. Checked, the
+                variant is imported without its SKU and the row is listed as a warning (the API’s{' '}
+                <code>duplicate_skus=clear</code>). Real Shopify exports often share SKUs.
+              </p>
+              <label class="checkbox" for="import-create-definitions">
+                <input
+                  id="import-create-definitions"
+                  type="checkbox"
+                  checked={createDefinitions}
+                  aria-describedby="import-create-definitions-help"
+                  onChange={(event) => setCreateDefinitions(event.currentTarget.checked)}
+                />
+                Create the missing custom attributes
+              </label>
+              <p class="help" id="import-create-definitions-help">
+                A column <code>Label (product.metafields.NS.KEY)</code> or{' '}
+                <code>(variant.metafields.NS.KEY)</code> is stored only when a custom attribute of
+                that owner, namespace and key exists. Checked, those missing are created first,
+                named by the column’s label: a list of texts when a value holds “; ”, else a text;
+                without it, such columns are listed as not stored (the API’s{' '}
+                <code>create_definitions=true</code>).
+              </p>
+            </fieldset>
             <button type="submit" class="primary" disabled={file === null || busy}>
               Import
             </button>

@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks'
 import { ApiError, call } from './api.js'
-import { fieldMessages, Notice, type Session } from './ui.js'
+import { fieldMessages, Notice, type Session, useFocusHeading } from './ui.js'
 
 export type MetafieldOwner = 'product' | 'variant'
 
@@ -110,7 +110,15 @@ function inputType(type: string): string {
   return type.startsWith('number') ? 'number' : 'text'
 }
 
-/** One input per definition, suited to its type, with the API's errors beside it. */
+/** Whether a record holds a value for the key (what the API answers holds only values set). */
+const isSet = (stored: Record<string, unknown>, key: string) =>
+  stored[key] !== undefined && stored[key] !== null
+
+/**
+ * The record's custom attributes, as Shopify's admin shows its metafields: one input, suited to
+ * its type, for each attribute that has a value (or was added here, or has an error), and an
+ * "Add attribute" choice of the others; the API's errors beside each input.
+ */
 export function MetafieldInputs(props: {
   idPrefix: string
   definitions: MetafieldDefinition[]
@@ -120,12 +128,24 @@ export function MetafieldInputs(props: {
   onEdit(key: string, value: string | boolean): void
 }) {
   const { idPrefix, definitions, stored, edits, error, onEdit } = props
+  const [adding, setAdding] = useState('')
   if (definitions.length === 0) return null
+  const keyOf = (definition: MetafieldDefinition) => `${definition.namespace}.${definition.key}`
+  const shown = definitions.filter((definition) => {
+    const key = keyOf(definition)
+    return (
+      isSet(stored, key) || key in edits || fieldMessages(error, `metafields.${key}`).length > 0
+    )
+  })
+  const others = definitions.filter((definition) => !shown.includes(definition))
+  const chosen = others.find((definition) => keyOf(definition) === adding) ?? others[0]
+  const addId = `${idPrefix}-mf-add`
   return (
     <fieldset class="card metafields">
       <legend>Custom attributes</legend>
-      {definitions.map((definition) => {
-        const key = `${definition.namespace}.${definition.key}`
+      {shown.length === 0 && <p class="muted">None set.</p>}
+      {shown.map((definition) => {
+        const key = keyOf(definition)
         const id = `${idPrefix}-mf-${key}`
         const value = key in edits ? edits[key]! : toInput(definition.type, stored[key])
         const messages = fieldMessages(error, `metafields.${key}`)
@@ -181,20 +201,156 @@ export function MetafieldInputs(props: {
           </div>
         )
       })}
+      {others.length > 0 && chosen && (
+        <div class="metafield-add">
+          <div class="field">
+            <label for={addId}>Add attribute</label>
+            <select
+              id={addId}
+              value={keyOf(chosen)}
+              onChange={(event) => setAdding(event.currentTarget.value)}
+            >
+              {others.map((definition) => (
+                <option value={keyOf(definition)} key={definition.id}>
+                  {definition.name}
+                </option>
+              ))}
+            </select>
+          </div>
+          <button
+            type="button"
+            onClick={() => {
+              onEdit(keyOf(chosen), toInput(chosen.type, undefined))
+              setAdding('')
+              // The new input takes the focus once it is drawn.
+              const id = `${idPrefix}-mf-${keyOf(chosen)}`
+              requestAnimationFrame(() => document.getElementById(id)?.focus())
+            }}
+          >
+            Add
+          </button>
+        </div>
+      )}
+      <p class="help">
+        Emptied, an attribute is removed from the record on Save.{' '}
+        <a href="#/attributes">Custom attributes</a> lists them all.
+      </p>
     </fieldset>
   )
 }
 
-/** The screen of the store's definitions: list, create, delete. */
+/** What the edit form of a definition holds: what PATCH may change. */
+interface DefinitionDraft {
+  name: string
+  description: string
+  validations: string
+  filterable: boolean
+  searchable: boolean
+}
+
+const draftOf = (definition: MetafieldDefinition): DefinitionDraft => ({
+  name: definition.name,
+  description: definition.description ?? '',
+  validations:
+    Object.keys(definition.validations).length > 0
+      ? JSON.stringify(definition.validations, null, 2)
+      : '',
+  filterable: definition.filterable,
+  searchable: definition.searchable,
+})
+
+const FLAG_LABELS = {
+  filterable: 'Filterable: a filter and a facet of the product list',
+  searchable: 'Searchable: its text is found by the search',
+} as const
+
+/** A definition's flags in words, for its row. */
+const flagsOf = (definition: MetafieldDefinition) =>
+  [definition.filterable && 'filterable', definition.searchable && 'searchable']
+    .filter(Boolean)
+    .join(', ') || '—'
+
+/** One text input of a form, with the API's errors for its field beside it. */
+function TextField(props: {
+  id: string
+  name: string
+  label: string
+  value: string
+  error: unknown
+  multiline?: boolean
+  help?: string
+  onInput(value: string): void
+}) {
+  const { id, name, label, value, error, multiline, help, onInput } = props
+  const messages = fieldMessages(error, name)
+  const described = [messages.length > 0 && `${id}-error`, help && `${id}-help`]
+    .filter(Boolean)
+    .join(' ')
+  const common = {
+    id,
+    name,
+    value,
+    'aria-invalid': messages.length > 0 ? ('true' as const) : undefined,
+    'aria-describedby': described || undefined,
+    onInput: (event: { currentTarget: { value: string } }) => onInput(event.currentTarget.value),
+  }
+  return (
+    <div class="field">
+      <label for={id}>{label}</label>
+      {multiline ? <textarea rows={3} class="mono" {...common} /> : <input {...common} />}
+      {help && (
+        <p class="help" id={`${id}-help`}>
+          {help}
+        </p>
+      )}
+      {messages.length > 0 && (
+        <p class="field-error" id={`${id}-error`}>
+          {messages.join(' ')}
+        </p>
+      )}
+    </div>
+  )
+}
+
+/** The checkboxes of a definition's flags. */
+function Flags(props: {
+  idPrefix: string
+  filterable: boolean
+  searchable: boolean
+  onChange(flag: 'filterable' | 'searchable', checked: boolean): void
+}) {
+  return (
+    <fieldset class="checks">
+      <legend>Use</legend>
+      {(['filterable', 'searchable'] as const).map((flag) => (
+        <label class="checkbox" key={flag} for={`${props.idPrefix}-${flag}`}>
+          <input
+            type="checkbox"
+            id={`${props.idPrefix}-${flag}`}
+            checked={props[flag]}
+            onChange={(event) => props.onChange(flag, event.currentTarget.checked)}
+          />
+          {FLAG_LABELS[flag]}
+        </label>
+      ))}
+    </fieldset>
+  )
+}
+
+/** The screen of the store's definitions: list, create, change (PATCH), delete. */
 export function MetafieldDefinitionsPage({ session }: { session: Session }) {
-  const [definitions, setDefinitions] = useState<MetafieldDefinition[]>([])
+  const [definitions, setDefinitions] = useState<MetafieldDefinition[] | null>(null)
   const [form, setForm] = useState<Record<string, string | boolean>>({
     owner: 'product',
     type: 'single_line_text_field',
   })
+  const [editing, setEditing] = useState<MetafieldDefinition | null>(null)
+  const [draft, setDraft] = useState<DefinitionDraft | null>(null)
   const [error, setError] = useState<unknown>(null)
+  const [editError, setEditError] = useState<unknown>(null)
   const [notice, setNotice] = useState('')
   const [busy, setBusy] = useState(false)
+  const heading = useFocusHeading()
 
   const refresh = async () => {
     try {
@@ -236,6 +392,65 @@ export function MetafieldDefinitionsPage({ session }: { session: Session }) {
     }
   }
 
+  const startEdit = (definition: MetafieldDefinition) => {
+    setEditing(definition)
+    setDraft(draftOf(definition))
+    setEditError(null)
+    setNotice('')
+    requestAnimationFrame(() => document.getElementById('edit-definition-name')?.focus())
+  }
+  const stopEdit = () => {
+    setEditing(null)
+    setDraft(null)
+    setEditError(null)
+  }
+
+  /** PATCH with what changed (a merge patch), based on the version the form was filled from. */
+  const save = async (event: Event) => {
+    event.preventDefault()
+    if (!editing || !draft) return
+    const before = draftOf(editing)
+    const body: Record<string, unknown> = {}
+    if (draft.name !== before.name) body.name = draft.name
+    if (draft.description !== before.description) {
+      body.description = draft.description.trim() === '' ? null : draft.description
+    }
+    if (draft.filterable !== before.filterable) body.filterable = draft.filterable
+    if (draft.searchable !== before.searchable) body.searchable = draft.searchable
+    if (draft.validations !== before.validations) {
+      if (draft.validations.trim() === '') body.validations = {}
+      else {
+        try {
+          body.validations = JSON.parse(draft.validations)
+        } catch {
+          setEditError(
+            new ApiError(400, 'validation_failed', 'The validations are not JSON.', [
+              { field: 'validations', message: 'Not JSON: write an object such as {"max": 40}.' },
+            ]),
+          )
+          return
+        }
+      }
+    }
+    setBusy(true)
+    setEditError(null)
+    try {
+      const { data } = await call<{ data: MetafieldDefinition }>(
+        'PATCH',
+        `/metafield-definitions/${encodeURIComponent(editing.id)}`,
+        { body, version: editing.version },
+      )
+      setNotice(`Saved “${data.name}”.`)
+      stopEdit()
+      await refresh()
+    } catch (caught) {
+      session.onError(caught)
+      setEditError(caught)
+    } finally {
+      setBusy(false)
+    }
+  }
+
   const remove = async (definition: MetafieldDefinition) => {
     setBusy(true)
     setError(null)
@@ -244,6 +459,7 @@ export function MetafieldDefinitionsPage({ session }: { session: Session }) {
         version: definition.version,
       })
       setNotice(`Deleted “${definition.name}” and its values.`)
+      if (editing?.id === definition.id) stopEdit()
       await refresh()
     } catch (caught) {
       session.onError(caught)
@@ -253,117 +469,205 @@ export function MetafieldDefinitionsPage({ session }: { session: Session }) {
     }
   }
 
-  const text = (name: string, label: string) => {
-    const messages = fieldMessages(error, name)
-    const id = `definition-${name}`
-    return (
-      <div class="field" key={name}>
-        <label for={id}>{label}</label>
-        <input
-          id={id}
-          name={name}
-          value={String(form[name] ?? '')}
-          aria-invalid={messages.length > 0 ? 'true' : undefined}
-          aria-describedby={messages.length > 0 ? `${id}-error` : undefined}
-          onInput={(event) => setForm({ ...form, [name]: event.currentTarget.value })}
-        />
-        {messages.length > 0 && (
-          <p class="field-error" id={`${id}-error`}>
-            {messages.join(' ')}
-          </p>
-        )}
-      </div>
-    )
-  }
   const general = error instanceof ApiError && error.details.length === 0 ? error.message : ''
+  const editGeneral =
+    editError instanceof ApiError && editError.details.length === 0 ? editError.message : ''
 
   return (
-    <section>
-      <h1>Custom attributes</h1>
+    <section class="attributes" aria-labelledby="attributes-heading">
+      <div class="page-head">
+        <h1 id="attributes-heading" ref={heading} tabIndex={-1}>
+          Custom attributes
+        </h1>
+      </div>
+      <p class="muted">
+        Typed attributes of products and variants, named as Shopify’s metafields. A filterable one
+        is a filter and a facet of the product list; a searchable one adds its text to what the
+        search finds.
+      </p>
       {general && <Notice kind="error">{general}</Notice>}
       {notice && <Notice kind="success">{notice}</Notice>}
-      <table class="definitions">
-        <thead>
-          <tr>
-            <th scope="col">Name</th>
-            <th scope="col">Owner</th>
-            <th scope="col">Namespace.key</th>
-            <th scope="col">Type</th>
-            <th scope="col">Filter / search</th>
-            {session.writable && <th scope="col">Actions</th>}
-          </tr>
-        </thead>
-        <tbody>
-          {definitions.map((definition) => (
-            <tr key={definition.id}>
-              <td>{definition.name}</td>
-              <td>{definition.owner}</td>
-              <td class="mono">
-                {definition.namespace}.{definition.key}
-              </td>
-              <td class="mono">{definition.type}</td>
-              <td>
-                {definition.filterable ? 'filterable' : ''}
-                {definition.filterable && definition.searchable ? ', ' : ''}
-                {definition.searchable ? 'searchable' : ''}
-              </td>
+      <div class="card table-card">
+        <table class="table table-stack definitions">
+          <caption class="visually-hidden">Custom attributes, newest first</caption>
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Owner</th>
+              <th scope="col">Namespace.key</th>
+              <th scope="col">Type</th>
+              <th scope="col">Filter / search</th>
               {session.writable && (
-                <td>
-                  <button
-                    type="button"
-                    class="danger"
-                    disabled={busy}
-                    onClick={() => void remove(definition)}
-                  >
-                    Delete
-                  </button>
-                </td>
+                <th scope="col">
+                  <span class="visually-hidden">Actions</span>
+                </th>
               )}
             </tr>
-          ))}
-        </tbody>
-      </table>
+          </thead>
+          <tbody aria-busy={definitions === null ? 'true' : 'false'}>
+            {definitions?.map((definition) => (
+              <tr key={definition.id} class={editing?.id === definition.id ? 'editing' : undefined}>
+                <td>{definition.name}</td>
+                <td data-label="Owner">{definition.owner}</td>
+                <td class="mono" data-label="Namespace.key">
+                  {definition.namespace}.{definition.key}
+                </td>
+                <td class="mono" data-label="Type">
+                  {definition.type}
+                </td>
+                <td data-label="Filter / search">{flagsOf(definition)}</td>
+                {session.writable && (
+                  <td class="row-actions">
+                    <button
+                      type="button"
+                      aria-label={`Edit ${definition.name}`}
+                      disabled={busy}
+                      onClick={() => startEdit(definition)}
+                    >
+                      Edit
+                    </button>
+                    <button
+                      type="button"
+                      class="danger"
+                      aria-label={`Delete ${definition.name}`}
+                      disabled={busy}
+                      onClick={() => void remove(definition)}
+                    >
+                      Delete
+                    </button>
+                  </td>
+                )}
+              </tr>
+            ))}
+            {definitions && definitions.length === 0 && (
+              <tr>
+                <td colSpan={6} class="empty">
+                  No custom attributes yet. An import with “Create the missing custom attributes”
+                  makes those of its file.
+                </td>
+              </tr>
+            )}
+          </tbody>
+        </table>
+      </div>
+      {editing && draft && (
+        <form
+          class="card definition-form"
+          onSubmit={save}
+          noValidate
+          aria-label={`Edit ${editing.name}`}
+        >
+          <h2>
+            Edit <span class="mono">{`${editing.namespace}.${editing.key}`}</span>
+          </h2>
+          <p class="help">
+            Its owner, namespace, key and type stay. A change applies from the next request: values
+            already stored stay, even those new validations would refuse.
+          </p>
+          {editGeneral && <Notice kind="error">{editGeneral}</Notice>}
+          <TextField
+            id="edit-definition-name"
+            name="name"
+            label="Name"
+            value={draft.name}
+            error={editError}
+            onInput={(name) => setDraft({ ...draft, name })}
+          />
+          <TextField
+            id="edit-definition-description"
+            name="description"
+            label="Description"
+            value={draft.description}
+            error={editError}
+            multiline
+            onInput={(description) => setDraft({ ...draft, description })}
+          />
+          <TextField
+            id="edit-definition-validations"
+            name="validations"
+            label="Validations (JSON)"
+            value={draft.validations}
+            error={editError}
+            multiline
+            help='Replaced whole: min, max, choices, regex, e.g. {"choices": ["Teak", "Rattan"]}. Empty: none.'
+            onInput={(validations) => setDraft({ ...draft, validations })}
+          />
+          <Flags
+            idPrefix="edit-definition"
+            filterable={draft.filterable}
+            searchable={draft.searchable}
+            onChange={(flag, checked) => setDraft({ ...draft, [flag]: checked })}
+          />
+          <div class="actions">
+            <button type="submit" class="primary" disabled={busy}>
+              Save
+            </button>
+            <button type="button" class="ghost" onClick={stopEdit}>
+              Cancel
+            </button>
+          </div>
+        </form>
+      )}
       {session.writable && (
-        <form class="card" onSubmit={create} noValidate>
-          <h2>New attribute</h2>
-          <div class="field">
-            <label for="definition-owner">Owner</label>
-            <select
-              id="definition-owner"
-              value={String(form.owner)}
-              onChange={(event) => setForm({ ...form, owner: event.currentTarget.value })}
-            >
-              <option value="product">Product</option>
-              <option value="variant">Variant</option>
-            </select>
+        <form
+          class="card definition-form"
+          onSubmit={create}
+          noValidate
+          aria-labelledby="new-attribute"
+        >
+          <h2 id="new-attribute">New attribute</h2>
+          <div class="row">
+            <div class="field">
+              <label for="definition-owner">Owner</label>
+              <select
+                id="definition-owner"
+                value={String(form.owner)}
+                onChange={(event) => setForm({ ...form, owner: event.currentTarget.value })}
+              >
+                <option value="product">Product</option>
+                <option value="variant">Variant</option>
+              </select>
+            </div>
+            <div class="field">
+              <label for="definition-type">Type</label>
+              <select
+                id="definition-type"
+                value={String(form.type)}
+                onChange={(event) => setForm({ ...form, type: event.currentTarget.value })}
+              >
+                {METAFIELD_TYPES.map((type) => (
+                  <option value={type} key={type}>
+                    {type}
+                  </option>
+                ))}
+              </select>
+            </div>
           </div>
-          {text('namespace', 'Namespace')}
-          {text('key', 'Key')}
-          {text('name', 'Name')}
-          <div class="field">
-            <label for="definition-type">Type</label>
-            <select
-              id="definition-type"
-              value={String(form.type)}
-              onChange={(event) => setForm({ ...form, type: event.currentTarget.value })}
-            >
-              {METAFIELD_TYPES.map((type) => (
-                <option value={type} key={type}>
-                  {type}
-                </option>
-              ))}
-            </select>
+          <div class="row">
+            {(
+              [
+                ['namespace', 'Namespace'],
+                ['key', 'Key'],
+                ['name', 'Name'],
+              ] as const
+            ).map(([name, label]) => (
+              <TextField
+                key={name}
+                id={`definition-${name}`}
+                name={name}
+                label={label}
+                value={String(form[name] ?? '')}
+                error={error}
+                onInput={(value) => setForm({ ...form, [name]: value })}
+              />
+            ))}
           </div>
-          {(['filterable', 'searchable'] as const).map((flag) => (
-            <label class="checkbox" key={flag}>
-              <input
-                type="checkbox"
-                checked={form[flag] === true}
-                onChange={(event) => setForm({ ...form, [flag]: event.currentTarget.checked })}
-              />{' '}
-              {flag === 'filterable' ? 'Filterable (a filter and facet)' : 'Searchable'}
-            </label>
-          ))}
+          <Flags
+            idPrefix="definition"
+            filterable={form.filterable === true}
+            searchable={form.searchable === true}
+            onChange={(flag, checked) => setForm({ ...form, [flag]: checked })}
+          />
           <button type="submit" class="primary" disabled={busy}>
             Create
           </button>

@@ -523,14 +523,6 @@ export function ProductPage({ id, session }: { id: string | null; session: Sessi
             error={error}
             onChange={setImageDraft}
           />
-          <MetafieldInputs
-            idPrefix="product"
-            definitions={definitions}
-            stored={product?.metafields ?? {}}
-            edits={metaEdits}
-            error={error}
-            onEdit={(key, value) => setMetaEdits({ ...metaEdits, [key]: value })}
-          />
         </div>
         <div class="column-side">
           <fieldset class="card">
@@ -543,6 +535,15 @@ export function ProductPage({ id, session }: { id: string | null; session: Sessi
             {input(byApi('product_type'))}
             {input(byApi('tags'))}
           </fieldset>
+          {/* In the side column, as Shopify's metafields card: those set, and "Add attribute". */}
+          <MetafieldInputs
+            idPrefix="product"
+            definitions={definitions}
+            stored={product?.metafields ?? {}}
+            edits={metaEdits}
+            error={error}
+            onEdit={(key, value) => setMetaEdits({ ...metaEdits, [key]: value })}
+          />
         </div>
       </form>
       {product && (

@@ -13,6 +13,8 @@ import {
 } from './ui.js'
 
 const PAGE_SIZE = 20
+/** Where the filters and facets start unfolded: the width past which tables are not stacked. */
+const WIDE_SCREEN = '(min-width: 721px)'
 
 interface Filters {
   q: string
@@ -90,6 +92,9 @@ export function ProductList({ session }: { session: Session }) {
   const [error, setError] = useState('')
   const [notice] = useState(takeFlash)
   const heading = useFocusHeading()
+  // Folded by default on a narrow screen, so that the first products are on its first screen.
+  const [refineOpen, setRefineOpen] = useState(() => matchMedia(WIDE_SCREEN).matches)
+  const active = FILTER_NAMES.filter((name) => filters[name].trim() !== '').length
 
   // Back and Forward (and any link to the list) change the address: the list follows it.
   useEffect(() => {
@@ -159,65 +164,77 @@ export function ProductList({ session }: { session: Session }) {
           </button>
         )}
       </div>
-      <form class="filters card" onSubmit={apply} aria-label="Filters">
-        <div class="filter filter-search">
-          <label for="filter-q">Search</label>
-          <input type="search" placeholder="Name, sku, tag…" {...field('q')} />
+      <details
+        class="card refine"
+        open={refineOpen}
+        onToggle={(event) => setRefineOpen(event.currentTarget.open)}
+      >
+        <summary>
+          Filters
+          {active > 0 && <span class="refine-active">({active} applied)</span>}
+        </summary>
+        <div class="refine-body">
+          <form class="filters" onSubmit={apply} aria-label="Filters">
+            <div class="filter filter-search">
+              <label for="filter-q">Search</label>
+              <input type="search" placeholder="Name, sku, tag…" {...field('q')} />
+            </div>
+            <div class="filter">
+              <label for="filter-status">Status</label>
+              <select {...field('status')}>
+                <option value="">Any</option>
+                <option value="draft">Draft</option>
+                <option value="active">Active</option>
+                <option value="archived">Archived</option>
+              </select>
+            </div>
+            <div class="filter">
+              <label for="filter-vendor">Vendor</label>
+              <input type="text" {...field('vendor')} />
+            </div>
+            <div class="filter">
+              <label for="filter-tag">Tag</label>
+              <input type="text" {...field('tag')} />
+            </div>
+            <div class="filter">
+              <label for="filter-slug">Slug</label>
+              <input type="text" {...field('slug')} />
+            </div>
+            <div class="filter-actions">
+              <button type="submit">Filter</button>
+              <button type="button" class="ghost" onClick={clear}>
+                Clear
+              </button>
+            </div>
+          </form>
+          {page?.facets && (
+            <nav class="facets" aria-label="Refine by">
+              {FACETS.map((name) => (
+                <div class="facet" key={name}>
+                  <h2 class="facet-name">{FACET_LABELS[name]}</h2>
+                  <ul>
+                    {(page.facets?.[name] ?? []).slice(0, 8).map(({ value, count }) => (
+                      <li key={value}>
+                        <button
+                          type="button"
+                          class="ghost facet-value"
+                          aria-pressed={filters[name].toLowerCase() === value.toLowerCase()}
+                          onClick={() => choose(name, value)}
+                        >
+                          {value} <span class="facet-count">({count})</span>
+                        </button>
+                      </li>
+                    ))}
+                    {(page.facets?.[name] ?? []).length === 0 && <li class="facet-none">None</li>}
+                  </ul>
+                </div>
+              ))}
+            </nav>
+          )}
         </div>
-        <div class="filter">
-          <label for="filter-status">Status</label>
-          <select {...field('status')}>
-            <option value="">Any</option>
-            <option value="draft">Draft</option>
-            <option value="active">Active</option>
-            <option value="archived">Archived</option>
-          </select>
-        </div>
-        <div class="filter">
-          <label for="filter-vendor">Vendor</label>
-          <input type="text" {...field('vendor')} />
-        </div>
-        <div class="filter">
-          <label for="filter-tag">Tag</label>
-          <input type="text" {...field('tag')} />
-        </div>
-        <div class="filter">
-          <label for="filter-slug">Slug</label>
-          <input type="text" {...field('slug')} />
-        </div>
-        <div class="filter-actions">
-          <button type="submit">Filter</button>
-          <button type="button" class="ghost" onClick={clear}>
-            Clear
-          </button>
-        </div>
-      </form>
+      </details>
       {notice && <Notice kind="success">{notice}</Notice>}
       {error && <Notice kind="error">{error}</Notice>}
-      {page?.facets && (
-        <nav class="facets card" aria-label="Refine by">
-          {FACETS.map((name) => (
-            <div class="facet" key={name}>
-              <h2 class="facet-name">{FACET_LABELS[name]}</h2>
-              <ul>
-                {(page.facets?.[name] ?? []).slice(0, 8).map(({ value, count }) => (
-                  <li key={value}>
-                    <button
-                      type="button"
-                      class="ghost facet-value"
-                      aria-pressed={filters[name].toLowerCase() === value.toLowerCase()}
-                      onClick={() => choose(name, value)}
-                    >
-                      {value} <span class="facet-count">({count})</span>
-                    </button>
-                  </li>
-                ))}
-                {(page.facets?.[name] ?? []).length === 0 && <li class="facet-none">None</li>}
-              </ul>
-            </div>
-          ))}
-        </nav>
-      )}
       <div class="card table-card">
         <table class="table table-stack">
           <caption class="visually-hidden">

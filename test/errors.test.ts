@@ -464,15 +464,35 @@ describeEachDialect('error responses', (dialect) => {
     assert.equal(ok.statusCode, 200, ok.body)
   })
 
-  it('a body over 256 KiB is 413 payload_too_large', async (t) => {
+  it('a body over 256 KiB is 413 payload_too_large, naming the limit and its setting', async (t) => {
     const api = await buildTestApi(t, dialect)
     for (const url of await postPaths(api)) {
       const payload = JSON.stringify({ name: 'Mug', description: 'x'.repeat(300_000) })
       assert.ok(Buffer.byteLength(payload) > BODY_LIMIT)
       const response = await send(api, { url, contentType: 'application/json', payload })
-      assertErrorResponse(response, 413, 'payload_too_large', url)
+      const error = assertErrorResponse(response, 413, 'payload_too_large', url)
+      assert.equal(
+        error.message,
+        'The request body is larger than the 262144 bytes (256 KiB) the service accepts ' +
+          '(BODY_LIMIT_BYTES sets the limit).',
+        url,
+      )
     }
     assert.equal(await productCount(api), 1)
+  })
+
+  it('the 413 names the limit configured, on PATCH too', async (t) => {
+    const api = await buildTestApi(t, dialect, { bodyLimit: 2000 })
+    const product = await api.createProduct({ name: 'Mug' })
+    for (const [method, url] of [
+      ['POST', '/products'],
+      ['PATCH', `/products/${product.id}`],
+    ] as const) {
+      const payload = JSON.stringify({ name: 'Mug', description: 'x'.repeat(2100) })
+      const response = await send(api, { method, url, contentType: 'application/json', payload })
+      const error = assertErrorResponse(response, 413, 'payload_too_large', url)
+      assert.match(error.message, /than the 2000 bytes the service accepts \(BODY_LIMIT_BYTES/)
+    }
   })
 
   it('a body just under 256 KiB with an over-long description is 400 validation_failed, not 413', async (t) => {

@@ -120,8 +120,14 @@ const ERROR_EXAMPLES: Record<ErrorCode, { when: string; body: Record<string, unk
     body: { message: 'The request headers are larger than the service accepts.' },
   },
   payload_too_large: {
-    when: 'the body is over the size limit (256 KiB unless configured; IMPORT_MAX_BYTES for an import)',
-    body: { message: 'The request body is larger than the service accepts.' },
+    when:
+      'the body is over the size limit (256 KiB unless configured: BODY_LIMIT_BYTES; ' +
+      'IMPORT_MAX_BYTES for an import); the message names the limit and its setting',
+    body: {
+      message:
+        'The request body is larger than the 262144 bytes (256 KiB) the service accepts ' +
+        '(BODY_LIMIT_BYTES sets the limit).',
+    },
   },
   range_not_satisfiable: {
     when: "a Range header outside the file's bytes (the docs page's files under /docs/static/)",

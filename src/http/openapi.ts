@@ -47,6 +47,15 @@ const ERROR_EXAMPLES: Record<ErrorCode, { when: string; body: Record<string, unk
     when: "unknown, malformed or another store's product or variant id",
     body: { message: 'No product with this id exists in your store.' },
   },
+  method_not_allowed: {
+    when:
+      'a known path with a method it does not take (PUT /products/{id}), before any key is ' +
+      'checked; the Allow header lists the methods the path takes',
+    body: {
+      message:
+        'This path does not take PUT; it takes GET, HEAD, PATCH, DELETE (the Allow header lists them).',
+    },
+  },
   duplicate_sku: {
     when: "the variant's sku is already used by a variant of the store",
     body: { message: 'Another variant in your store already has this sku.' },
@@ -306,7 +315,11 @@ export function registerOpenApi(app: FastifyInstance): void {
           'Products and their variants, per store. Every request to `/api/commerce/v1` carries ' +
           '`Authorization: Bearer <key>`; a key belongs to one store and has the scopes `read` ' +
           'and/or `write` (`write` includes `read`). Success is status 200 with `{"data": ...}`; ' +
-          'an error is `{"error": "<code>", "message": "..."}`, with `details` for validation errors.',
+          'an error is `{"error": "<code>", "message": "..."}`, with `details` for validation errors. ' +
+          'A method a path does not take (`PUT /products/{id}`) is 405 `method_not_allowed`, ' +
+          'before any key is checked, with an `Allow` header listing the methods it takes; a body ' +
+          'over the size limit is 413 `payload_too_large`, its message naming the limit and ' +
+          '`BODY_LIMIT_BYTES`.',
       },
       tags: [
         { name: 'products', description: 'Create, read and list products' },

@@ -405,6 +405,73 @@ describeEachDialect('error responses', (dialect) => {
     assert.deepEqual(variants.json().data, [])
   })
 
+  it("Shopify's title and body_html are 400 naming name and description, on create and PATCH, and nothing is written", async (t) => {
+    const api = await buildTestApi(t, dialect)
+    const shopify = (field: string, meant: string) =>
+      `is not a field of this request: send it as ${meant} (${field} is Shopify's name for it)`
+    const problems = (response: LightMyRequestResponse) =>
+      Object.fromEntries(
+        assertErrorResponse(response, 400, 'validation_failed').details!.map((d) => [
+          d.field,
+          d.message,
+        ]),
+      )
+    // A product body written for Shopify: both names refused, with the body's other problems.
+    assert.deepEqual(
+      problems(await api.post('/products', { title: 'Mug', body_html: '<p>Big</p>', price: -1 })),
+      {
+        title: shopify('title', 'name'),
+        body_html: shopify('body_html', 'description'),
+        name: 'is required',
+        price: 'must be >= 0',
+      },
+    )
+    // Beside the fields meant too: never silently dropped.
+    assert.deepEqual(
+      problems(await api.post('/products', { name: 'Mug', title: 'Mug', body_html: '<p>x</p>' })),
+      { title: shopify('title', 'name'), body_html: shopify('body_html', 'description') },
+    )
+    assert.deepEqual((await api.get('/products')).json().data, [])
+
+    const product = await api.createProduct({ name: 'Mug', description: 'Plain' })
+    const variant = await addVariant(api, product.id, { name: 'Red' })
+    assert.deepEqual(problems(await api.patch(`/products/${product.id}`, { title: 'Big mug' })), {
+      title: shopify('title', 'name'),
+    })
+    assert.deepEqual(
+      problems(await api.patch(`/products/${product.id}`, { body_html: '<p>Big</p>' })),
+      { body_html: shopify('body_html', 'description') },
+    )
+    const variants = `/products/${product.id}/variants`
+    assert.deepEqual(problems(await api.post(variants, { name: 'Blue', title: 'Blue' })), {
+      title: shopify('title', 'name'),
+    })
+    assert.deepEqual(problems(await api.patch(`${variants}/${variant.id}`, { title: 'Green' })), {
+      title: shopify('title', 'name'),
+    })
+    // A collection's title is its own field; its description's Shopify name is refused.
+    const collection = await api.post('/collections', { title: 'Mugs' })
+    assert.equal(collection.statusCode, 200, collection.body)
+    assert.deepEqual(problems(await api.post('/collections', { title: 'Cups', body_html: 'x' })), {
+      body_html: shopify('body_html', 'description'),
+    })
+    assert.deepEqual(
+      problems(
+        await api.patch(`/collections/${collection.json().data.id}`, { body_html: '<p>x</p>' }),
+      ),
+      { body_html: shopify('body_html', 'description') },
+    )
+
+    const after = (await api.get(`/products/${product.id}`)).json().data
+    assert.equal(after.name, 'Mug')
+    assert.equal(after.description, 'Plain')
+    assert.equal(after.version, 2, 'one variant added, nothing else')
+    assert.deepEqual(
+      after.variants.map((v: { name: string }) => v.name),
+      ['Red'],
+    )
+  })
+
   it('a camelCase spelling of a request field is 400 naming it and the field meant, with the other problems, and nothing is written', async (t) => {
     const api = await buildTestApi(t, dialect)
     const refused = assertErrorResponse(

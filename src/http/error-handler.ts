@@ -59,12 +59,21 @@ export function toAppError(error: unknown, context: ErrorContext = {}): AppError
   }
   const known = fastifyError.code ? FRAMEWORK_ERRORS[fastifyError.code] : undefined
   if (known) return known(context)
+  // The client closed its connection while its body was being read (Node's error for it
+  // shares a code with a database connection reset): no answer can reach it.
+  if (isClientAbort(error)) return new AppError('bad_request', 'The request was aborted.')
   const fileError = staticFileError(error as StaticFileError)
   if (fileError) return fileError
   if (isDatabaseUnavailable(error)) {
     return new AppError('unavailable', 'The database is unavailable; try again shortly.')
   }
   return new AppError('internal_error', 'Something went wrong on our side.')
+}
+
+/** Node's error on a request whose connection closed before its body was read. */
+function isClientAbort(error: unknown): boolean {
+  const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown }
+  return code === 'ECONNRESET' && message === 'aborted'
 }
 
 /** What the static file server behind /docs/static/ (@fastify/send) throws: an HTTP error. */

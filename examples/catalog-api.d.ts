@@ -1388,7 +1388,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody']
         }
       }
-      /** @description `payload_too_large`: the body is over the size limit (256 KiB unless configured; IMPORT_MAX_BYTES for an import) */
+      /** @description `payload_too_large`: the body is over the size limit (256 KiB unless configured: BODY_LIMIT_BYTES; IMPORT_MAX_BYTES for an import); the message names the limit and its setting */
       413: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -1856,7 +1856,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody']
         }
       }
-      /** @description `payload_too_large`: the body is over the size limit (256 KiB unless configured; IMPORT_MAX_BYTES for an import) */
+      /** @description `payload_too_large`: the body is over the size limit (256 KiB unless configured: BODY_LIMIT_BYTES; IMPORT_MAX_BYTES for an import); the message names the limit and its setting */
       413: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -2215,7 +2215,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody']
         }
       }
-      /** @description `payload_too_large`: the body is over the size limit (256 KiB unless configured; IMPORT_MAX_BYTES for an import) */
+      /** @description `payload_too_large`: the body is over the size limit (256 KiB unless configured: BODY_LIMIT_BYTES; IMPORT_MAX_BYTES for an import); the message names the limit and its setting */
       413: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -2644,7 +2644,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody']
         }
       }
-      /** @description `payload_too_large`: the body is over the size limit (256 KiB unless configured; IMPORT_MAX_BYTES for an import) */
+      /** @description `payload_too_large`: the body is over the size limit (256 KiB unless configured: BODY_LIMIT_BYTES; IMPORT_MAX_BYTES for an import); the message names the limit and its setting */
       413: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -3038,7 +3038,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody']
         }
       }
-      /** @description `payload_too_large`: the body is over the size limit (256 KiB unless configured; IMPORT_MAX_BYTES for an import) */
+      /** @description `payload_too_large`: the body is over the size limit (256 KiB unless configured: BODY_LIMIT_BYTES; IMPORT_MAX_BYTES for an import); the message names the limit and its setting */
       413: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -3345,7 +3345,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody']
         }
       }
-      /** @description `payload_too_large`: the body is over the size limit (256 KiB unless configured; IMPORT_MAX_BYTES for an import) */
+      /** @description `payload_too_large`: the body is over the size limit (256 KiB unless configured: BODY_LIMIT_BYTES; IMPORT_MAX_BYTES for an import); the message names the limit and its setting */
       413: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -3936,7 +3936,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody']
         }
       }
-      /** @description `payload_too_large`: the body is over the size limit (256 KiB unless configured; IMPORT_MAX_BYTES for an import) */
+      /** @description `payload_too_large`: the body is over the size limit (256 KiB unless configured: BODY_LIMIT_BYTES; IMPORT_MAX_BYTES for an import); the message names the limit and its setting */
       413: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -4133,7 +4133,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody']
         }
       }
-      /** @description `payload_too_large`: the body is over the size limit (256 KiB unless configured; IMPORT_MAX_BYTES for an import) */
+      /** @description `payload_too_large`: the body is over the size limit (256 KiB unless configured: BODY_LIMIT_BYTES; IMPORT_MAX_BYTES for an import); the message names the limit and its setting */
       413: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -4512,7 +4512,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody']
         }
       }
-      /** @description `payload_too_large`: the body is over the size limit (256 KiB unless configured; IMPORT_MAX_BYTES for an import) */
+      /** @description `payload_too_large`: the body is over the size limit (256 KiB unless configured: BODY_LIMIT_BYTES; IMPORT_MAX_BYTES for an import); the message names the limit and its setting */
       413: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -4806,7 +4806,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody']
         }
       }
-      /** @description `payload_too_large`: the body is over the size limit (256 KiB unless configured; IMPORT_MAX_BYTES for an import) */
+      /** @description `payload_too_large`: the body is over the size limit (256 KiB unless configured: BODY_LIMIT_BYTES; IMPORT_MAX_BYTES for an import); the message names the limit and its setting */
       413: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -5273,7 +5273,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody']
         }
       }
-      /** @description `payload_too_large`: the body is over the size limit (256 KiB unless configured; IMPORT_MAX_BYTES for an import) */
+      /** @description `payload_too_large`: the body is over the size limit (256 KiB unless configured: BODY_LIMIT_BYTES; IMPORT_MAX_BYTES for an import); the message names the limit and its setting */
       413: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -5517,7 +5517,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody']
         }
       }
-      /** @description `payload_too_large`: the body is over the size limit (256 KiB unless configured; IMPORT_MAX_BYTES for an import) */
+      /** @description `payload_too_large`: the body is over the size limit (256 KiB unless configured: BODY_LIMIT_BYTES; IMPORT_MAX_BYTES for an import); the message names the limit and its setting */
       413: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -5782,7 +5782,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody']
         }
       }
-      /** @description `payload_too_large`: the body is over the size limit (256 KiB unless configured; IMPORT_MAX_BYTES for an import) */
+      /** @description `payload_too_large`: the body is over the size limit (256 KiB unless configured: BODY_LIMIT_BYTES; IMPORT_MAX_BYTES for an import); the message names the limit and its setting */
       413: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -6681,7 +6681,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody']
         }
       }
-      /** @description `payload_too_large`: the body is over the size limit (256 KiB unless configured; IMPORT_MAX_BYTES for an import) */
+      /** @description `payload_too_large`: the body is over the size limit (256 KiB unless configured: BODY_LIMIT_BYTES; IMPORT_MAX_BYTES for an import); the message names the limit and its setting */
       413: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -7091,7 +7091,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody']
         }
       }
-      /** @description `payload_too_large`: the body is over the size limit (256 KiB unless configured; IMPORT_MAX_BYTES for an import) */
+      /** @description `payload_too_large`: the body is over the size limit (256 KiB unless configured: BODY_LIMIT_BYTES; IMPORT_MAX_BYTES for an import); the message names the limit and its setting */
       413: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -7426,7 +7426,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody']
         }
       }
-      /** @description `payload_too_large`: the body is over the size limit (256 KiB unless configured; IMPORT_MAX_BYTES for an import) */
+      /** @description `payload_too_large`: the body is over the size limit (256 KiB unless configured: BODY_LIMIT_BYTES; IMPORT_MAX_BYTES for an import); the message names the limit and its setting */
       413: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -7800,7 +7800,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody']
         }
       }
-      /** @description `payload_too_large`: the body is over the size limit (256 KiB unless configured; IMPORT_MAX_BYTES for an import) */
+      /** @description `payload_too_large`: the body is over the size limit (256 KiB unless configured: BODY_LIMIT_BYTES; IMPORT_MAX_BYTES for an import); the message names the limit and its setting */
       413: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -8134,7 +8134,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody']
         }
       }
-      /** @description `payload_too_large`: the body is over the size limit (256 KiB unless configured; IMPORT_MAX_BYTES for an import) */
+      /** @description `payload_too_large`: the body is over the size limit (256 KiB unless configured: BODY_LIMIT_BYTES; IMPORT_MAX_BYTES for an import); the message names the limit and its setting */
       413: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -8410,7 +8410,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody']
         }
       }
-      /** @description `payload_too_large`: the body is over the size limit (256 KiB unless configured; IMPORT_MAX_BYTES for an import) */
+      /** @description `payload_too_large`: the body is over the size limit (256 KiB unless configured: BODY_LIMIT_BYTES; IMPORT_MAX_BYTES for an import); the message names the limit and its setting */
       413: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -8564,13 +8564,13 @@ export interface operations {
                * @description When the next attempt is due; null unless pending
                */
               nextAttemptAt: string | null
-              /** @description The product or variant the event was about, as the event carries it; null once the event is past its retention (`EVENT_RETENTION_DAYS`) */
+              /** @description The product, variant or collection the event was about, as the event carries it (for collection.products_changed, the collection of `collectionId`); null once the event is past its retention (`EVENT_RETENTION_DAYS`) */
               subject: {
                 /** @description The product's, variant's or collection's id */
                 id: string
-                /** @description Its name (a collection's title) when the event happened */
+                /** @description Its name (a collection's title) when the event happened; for collection.products_changed, the collection's title now ('' once it is deleted) */
                 name: string
-                /** @description Its sku when the event happened */
+                /** @description A variant's sku when the event happened */
                 sku: string | null
               } | null
             }[]
@@ -8800,7 +8800,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody']
         }
       }
-      /** @description `payload_too_large`: the body is over the size limit (256 KiB unless configured; IMPORT_MAX_BYTES for an import) */
+      /** @description `payload_too_large`: the body is over the size limit (256 KiB unless configured: BODY_LIMIT_BYTES; IMPORT_MAX_BYTES for an import); the message names the limit and its setting */
       413: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -9372,8 +9372,8 @@ export interface operations {
                 /** @description The record as a spreadsheet numbers it: the header is row 1 */
                 row: number
                 handle: string
-                /** @enum {string} */
-                field: 'sku'
+                /** @description sku: imported without its sku; slug: the handle made into a slug */
+                field: 'sku' | 'slug'
                 /** @description What was imported otherwise, and why */
                 message: string
               }[]
@@ -9465,7 +9465,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody']
         }
       }
-      /** @description `payload_too_large`: the body is over the size limit (256 KiB unless configured; IMPORT_MAX_BYTES for an import) */
+      /** @description `payload_too_large`: the body is over the size limit (256 KiB unless configured: BODY_LIMIT_BYTES; IMPORT_MAX_BYTES for an import); the message names the limit and its setting */
       413: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -9638,8 +9638,8 @@ export interface operations {
                 /** @description The record as a spreadsheet numbers it: the header is row 1 */
                 row: number
                 handle: string
-                /** @enum {string} */
-                field: 'sku'
+                /** @description sku: imported without its sku; slug: the handle made into a slug */
+                field: 'sku' | 'slug'
                 /** @description What was imported otherwise, and why */
                 message: string
               }[]

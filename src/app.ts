@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto'
 import { ServerResponse, type IncomingMessage } from 'node:http'
 import type { Socket } from 'node:net'
 import Fastify, {
+  type FastifyError,
   type FastifyInstance,
   type FastifyReply,
   type FastifyRequest,
@@ -21,6 +22,7 @@ import { registerHealthRoutes } from './health.routes.js'
 import { createWriteRunner } from './idempotency/write-runner.js'
 import { createImportJobs, type ImportJobs } from './import/import-jobs.js'
 import { registerImportRoutes } from './import/import.routes.js'
+import { methodNotAllowed, recordAllowedMethods } from './http/allowed-methods.js'
 import { sendError } from './http/error-handler.js'
 import { answerClientError } from './http/client-error.js'
 import { parseJsonBody } from './http/json-body.js'
@@ -149,6 +151,8 @@ export function buildApp(options: AppOptions): FastifyInstance {
     // Requests that arrive while closing get the contract's 503 from the hook below instead.
     return503OnClosing: false,
   })
+  // Recorded from the first route on: the Allow header of a 405 lists every method of a path.
+  const allowedMethods = recordAllowedMethods(app)
   // Node answers an Expect other than 100-continue with a bare 417 of its own; RFC 9110 lets
   // a server ignore such an expectation, so the request is served as if it had none.
   app.server.on('checkExpectation', (request, response) =>
@@ -175,10 +179,20 @@ export function buildApp(options: AppOptions): FastifyInstance {
   // against the document, closed to undeclared fields. On Node 20, JSON.stringify writes a
   // product with its variants in less CPU than fast-json-stringify: see docs/decisions/0018-openapi-generated-from-routes.md.
   app.setSerializerCompiler(() => (payload) => JSON.stringify(payload))
-  app.setErrorHandler((error, request, reply) => sendError(error, request, reply))
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    // A QUERY without a Content-Type is refused before it reaches the not-found handler; to a
+    // known path (no route takes QUERY) it is a method the path does not take, as with one.
+    const refused =
+      error.code === 'FST_ERR_ROUTE_MISSING_CONTENT_TYPE'
+        ? methodNotAllowed(allowedMethods, request, reply)
+        : undefined
+    sendError(refused ?? error, request, reply)
+  })
+  // Routing comes first: a known path with a method it does not take is 405, even without a key.
   app.setNotFoundHandler((request, reply) =>
     sendError(
-      new AppError('not_found', `No route for ${request.method} ${request.url}.`),
+      methodNotAllowed(allowedMethods, request, reply) ??
+        new AppError('not_found', `No route for ${request.method} ${request.url}.`),
       request,
       reply,
     ),

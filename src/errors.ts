@@ -6,6 +6,7 @@ export const ERROR_STATUS = {
   bad_request: 400,
   validation_failed: 400,
   not_found: 404,
+  method_not_allowed: 405,
   duplicate_sku: 409,
   duplicate_options: 409,
   duplicate_slug: 409,

@@ -100,6 +100,9 @@ describeEachDialect('requests whose client goes away', (dialect) => {
     assert.equal(await requestsTotal(app, labels), 1)
     const answered = lines().filter((line) => line.reqId === 'gone-1' && line.msg === 'request')
     assert.deepEqual(answered, [])
+    // The client went away: nothing says the database did, nor logs a warning for it.
+    const warned = lines().filter((line) => line.reqId === 'gone-1' && line.level >= 40)
+    assert.deepEqual(warned, [])
     // No product was made from half a body.
     const list = await app.inject({
       method: 'GET',

@@ -9,6 +9,7 @@ export const CONTRACT_ERRORS: Readonly<Record<string, number>> = {
   invalid_json: 400,
   validation_failed: 400,
   not_found: 404,
+  method_not_allowed: 405,
   duplicate_sku: 409,
   duplicate_options: 409,
   payload_too_large: 413,

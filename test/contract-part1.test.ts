@@ -36,9 +36,14 @@ describeEachDialect('contract, part 1', (dialect) => {
 })
 
 describeEachDialect('contract, part 1: methods no route takes', (dialect) => {
-  it('answers a QUERY request, with a Content-Type or without, 404 not_found like any unknown route', async (t) => {
+  it('answers a QUERY request, with a Content-Type or without, 405 on a known path (no route takes QUERY), 404 elsewhere', async (t) => {
     const api = await buildTestApi(t, dialect)
-    for (const url of ['/healthz', '/nope', `${API}/products`]) {
+    const cases: [string, string | undefined][] = [
+      ['/healthz', 'GET, HEAD'],
+      [`${API}/products`, 'GET, HEAD, POST'],
+      ['/nope', undefined],
+    ]
+    for (const [url, allow] of cases) {
       for (const headers of [{}, { 'content-type': 'application/json' }]) {
         const response = await api.app.inject({
           method: 'QUERY' as 'GET',
@@ -46,7 +51,9 @@ describeEachDialect('contract, part 1: methods no route takes', (dialect) => {
           headers: { authorization: `Bearer ${api.key}`, 'x-request-id': 'query-1', ...headers },
           ...('content-type' in headers && { payload: '{}' }),
         })
-        expectError(response, 404, 'not_found')
+        if (allow === undefined) expectError(response, 404, 'not_found')
+        else expectError(response, 405, 'method_not_allowed')
+        assert.equal(response.headers.allow, allow, url)
         assert.equal(response.headers['x-request-id'], 'query-1')
       }
     }

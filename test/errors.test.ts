@@ -405,6 +405,73 @@ describeEachDialect('error responses', (dialect) => {
     assert.deepEqual(variants.json().data, [])
   })
 
+  it("Shopify's title and body_html are 400 naming name and description, on create and PATCH, and nothing is written", async (t) => {
+    const api = await buildTestApi(t, dialect)
+    const shopify = (field: string, meant: string) =>
+      `is not a field of this request: send it as ${meant} (${field} is Shopify's name for it)`
+    const problems = (response: LightMyRequestResponse) =>
+      Object.fromEntries(
+        assertErrorResponse(response, 400, 'validation_failed').details!.map((d) => [
+          d.field,
+          d.message,
+        ]),
+      )
+    // A product body written for Shopify: both names refused, with the body's other problems.
+    assert.deepEqual(
+      problems(await api.post('/products', { title: 'Mug', body_html: '<p>Big</p>', price: -1 })),
+      {
+        title: shopify('title', 'name'),
+        body_html: shopify('body_html', 'description'),
+        name: 'is required',
+        price: 'must be >= 0',
+      },
+    )
+    // Beside the fields meant too: never silently dropped.
+    assert.deepEqual(
+      problems(await api.post('/products', { name: 'Mug', title: 'Mug', body_html: '<p>x</p>' })),
+      { title: shopify('title', 'name'), body_html: shopify('body_html', 'description') },
+    )
+    assert.deepEqual((await api.get('/products')).json().data, [])
+
+    const product = await api.createProduct({ name: 'Mug', description: 'Plain' })
+    const variant = await addVariant(api, product.id, { name: 'Red' })
+    assert.deepEqual(problems(await api.patch(`/products/${product.id}`, { title: 'Big mug' })), {
+      title: shopify('title', 'name'),
+    })
+    assert.deepEqual(
+      problems(await api.patch(`/products/${product.id}`, { body_html: '<p>Big</p>' })),
+      { body_html: shopify('body_html', 'description') },
+    )
+    const variants = `/products/${product.id}/variants`
+    assert.deepEqual(problems(await api.post(variants, { name: 'Blue', title: 'Blue' })), {
+      title: shopify('title', 'name'),
+    })
+    assert.deepEqual(problems(await api.patch(`${variants}/${variant.id}`, { title: 'Green' })), {
+      title: shopify('title', 'name'),
+    })
+    // A collection's title is its own field; its description's Shopify name is refused.
+    const collection = await api.post('/collections', { title: 'Mugs' })
+    assert.equal(collection.statusCode, 200, collection.body)
+    assert.deepEqual(problems(await api.post('/collections', { title: 'Cups', body_html: 'x' })), {
+      body_html: shopify('body_html', 'description'),
+    })
+    assert.deepEqual(
+      problems(
+        await api.patch(`/collections/${collection.json().data.id}`, { body_html: '<p>x</p>' }),
+      ),
+      { body_html: shopify('body_html', 'description') },
+    )
+
+    const after = (await api.get(`/products/${product.id}`)).json().data
+    assert.equal(after.name, 'Mug')
+    assert.equal(after.description, 'Plain')
+    assert.equal(after.version, 2, 'one variant added, nothing else')
+    assert.deepEqual(
+      after.variants.map((v: { name: string }) => v.name),
+      ['Red'],
+    )
+  })
+
   it('a camelCase spelling of a request field is 400 naming it and the field meant, with the other problems, and nothing is written', async (t) => {
     const api = await buildTestApi(t, dialect)
     const refused = assertErrorResponse(
@@ -464,15 +531,35 @@ describeEachDialect('error responses', (dialect) => {
     assert.equal(ok.statusCode, 200, ok.body)
   })
 
-  it('a body over 256 KiB is 413 payload_too_large', async (t) => {
+  it('a body over 256 KiB is 413 payload_too_large, naming the limit and its setting', async (t) => {
     const api = await buildTestApi(t, dialect)
     for (const url of await postPaths(api)) {
       const payload = JSON.stringify({ name: 'Mug', description: 'x'.repeat(300_000) })
       assert.ok(Buffer.byteLength(payload) > BODY_LIMIT)
       const response = await send(api, { url, contentType: 'application/json', payload })
-      assertErrorResponse(response, 413, 'payload_too_large', url)
+      const error = assertErrorResponse(response, 413, 'payload_too_large', url)
+      assert.equal(
+        error.message,
+        'The request body is larger than the 262144 bytes (256 KiB) the service accepts ' +
+          '(BODY_LIMIT_BYTES sets the limit).',
+        url,
+      )
     }
     assert.equal(await productCount(api), 1)
+  })
+
+  it('the 413 names the limit configured, on PATCH too', async (t) => {
+    const api = await buildTestApi(t, dialect, { bodyLimit: 2000 })
+    const product = await api.createProduct({ name: 'Mug' })
+    for (const [method, url] of [
+      ['POST', '/products'],
+      ['PATCH', `/products/${product.id}`],
+    ] as const) {
+      const payload = JSON.stringify({ name: 'Mug', description: 'x'.repeat(2100) })
+      const response = await send(api, { method, url, contentType: 'application/json', payload })
+      const error = assertErrorResponse(response, 413, 'payload_too_large', url)
+      assert.match(error.message, /than the 2000 bytes the service accepts \(BODY_LIMIT_BYTES/)
+    }
   })
 
   it('a body just under 256 KiB with an over-long description is 400 validation_failed, not 413', async (t) => {
@@ -525,21 +612,109 @@ describeEachDialect('error responses', (dialect) => {
     const routes: RawRequest[] = [
       { method: 'GET', url: '/nope' },
       { method: 'GET', url: `${API}/nothing` },
-      { method: 'DELETE', url: `${API}/products` },
-      { method: 'PATCH', url: `${API}/products` },
-      { method: 'DELETE', url: `${API}/variants` },
-      { method: 'PUT', url: `${API}/products/${product.id}` },
-      { method: 'POST', url: `${API}/products/${product.id}` },
+      { method: 'PUT', url: `${API}/nothing` },
+      { method: 'GET', url: `${API}/products/${product.id}/nope` },
+      { method: 'PUT', url: `${API}/products/` },
       { method: 'GET', url: '/api/commerce/v2/products' },
     ]
     for (const route of routes) {
       for (const key of [api.key, null]) {
         const response = await send(api, { ...route, key })
         assertErrorResponse(response, 404, 'not_found', `${route.method} ${route.url}`)
+        assert.equal(response.headers.allow, undefined)
       }
     }
     // Nothing was deleted.
     assert.equal((await api.get(`/products/${product.id}`)).statusCode, 200)
+  })
+
+  it('a known path with a method it does not take is 405 method_not_allowed with Allow, before any key', async (t) => {
+    const api = await buildTestApi(t, dialect)
+    const product = await api.createProduct({ name: 'Mug' })
+    const readOnly = await api.newKey({ scopes: ['read'] })
+    const one = `${API}/products/${product.id}`
+    const cases: [string, string, string][] = [
+      ['PUT', one, 'GET, HEAD, PATCH, DELETE'],
+      ['POST', one, 'GET, HEAD, PATCH, DELETE'],
+      ['DELETE', `${API}/products`, 'GET, HEAD, POST'],
+      ['PATCH', `${API}/products?limit=2`, 'GET, HEAD, POST'],
+      ['PUT', `${one}/variants`, 'GET, HEAD, POST'],
+      ['DELETE', `${API}/variants`, 'GET, HEAD'],
+      ['PUT', `${API}/collections/preview`, 'GET, HEAD, POST, PATCH, DELETE'],
+      ['POST', `${API}/events`, 'GET, HEAD'],
+      ['PUT', `${API}/imports`, 'GET, HEAD, POST'],
+      ['POST', '/healthz', 'GET, HEAD'],
+      ['DELETE', '/admin/assets/app.js', 'GET, HEAD'],
+      ['OPTIONS', `${API}/products`, 'GET, HEAD, POST'],
+      ['QUERY', `${API}/products`, 'GET, HEAD, POST'],
+    ]
+    for (const [method, url, allow] of cases) {
+      // No key, a key that is not one, a key without the scope, a key with it: routing first.
+      for (const key of [null, 'ck_nope', readOnly, api.key]) {
+        const response = await api.app.inject({
+          method: method as 'PUT',
+          url,
+          headers: key === null ? {} : { authorization: `Bearer ${key}` },
+        })
+        const label = `${method} ${url} (key ${key})`
+        const error = assertErrorResponse(response, 405, 'method_not_allowed', label)
+        assert.equal(response.headers.allow, allow, label)
+        assert.equal(
+          error.message,
+          `This path does not take ${method}; it takes ${allow} (the Allow header lists them).`,
+        )
+        assert.ok(response.headers['x-request-id'], label)
+      }
+    }
+    // HEAD is routed as GET's twin; on a path without GET it is 405 too (Node sends no body).
+    const head = await api.app.inject({ method: 'HEAD', url: one })
+    assert.equal(head.statusCode, 401)
+    const retry = `${API}/webhook-endpoints/${product.id}/deliveries/${product.id}/retry`
+    const headOfPost = await api.app.inject({ method: 'HEAD', url: retry })
+    assert.equal(headOfPost.statusCode, 405)
+    assert.equal(headOfPost.headers.allow, 'POST')
+    // Nothing was changed.
+    const after = await api.get(`/products/${product.id}`)
+    assert.equal(after.statusCode, 200)
+    assert.equal(after.json().data.version, 1)
+  })
+
+  it('every path the app serves: 405 for each method it does not take, Allow naming the ones it does', async (t) => {
+    const api = await buildTestApi(t, dialect)
+    const product = await api.createProduct({ name: 'Mug' })
+    const app = buildApp({ database: api.database })
+    t.after(() => app.close())
+    const patterns = new Set<string>()
+    app.addHook('onRoute', (route) => void patterns.add(route.url))
+    await app.ready()
+    assert.ok(patterns.size > 30, `${patterns.size} paths`)
+    const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const
+    // A wildcard's rest as a file it serves (an unknown file is the not-found handler's 404).
+    const page = (await app.inject({ url: '/admin/' })).body
+    const asset = page.match(/\/admin\/assets\/([^"]+)"/)![1]!
+    const files: Record<string, string> = {
+      '/docs/static/*': '/docs/static/index.html',
+      '/admin/assets/*': `/admin/assets/${asset}`,
+    }
+    for (const pattern of patterns) {
+      const url = files[pattern] ?? pattern.replace(/:[A-Za-z]+/g, product.id)
+      assert.doesNotMatch(url, /\*/, `a file for ${pattern}`)
+      const answers = new Map<string, LightMyRequestResponse>()
+      for (const method of METHODS) answers.set(method, await app.inject({ method, url }))
+      // A method the router routes here: anything but a 405 or the not-found handler's 404.
+      const taken = METHODS.filter((method) => {
+        const response = answers.get(method)!
+        return response.statusCode !== 405 && !response.body.includes('"message":"No route for')
+      })
+      assert.ok(taken.length > 0, url)
+      for (const method of METHODS.filter((method) => !taken.includes(method))) {
+        const response = answers.get(method)!
+        const label = `${method} ${url}`
+        assert.equal(response.statusCode, 405, `${label}: ${response.body}`)
+        assert.equal(response.headers.allow, taken.join(', '), label)
+        assert.equal(response.json().error, 'method_not_allowed', label)
+      }
+    }
   })
 
   it('no error body reveals stack traces, SQL or file paths', async (t) => {

@@ -48,11 +48,12 @@ export function documentSchemaCompiler(
   ajv.addFormat('uuid', UUID)
   ajv.addFormat('date-time', DATE_TIME)
   // Our own keywords (at most N decimal places; an absolute http(s) URL with a host; the
-  // entity tags of If-Match and If-None-Match), which
-  // bodies are checked against.
+  // entity tags of If-Match and If-None-Match; Shopify's names of a body's fields, refused),
+  // which bodies are checked against.
   ajv.addKeyword({ keyword: 'x-max-decimals', schemaType: 'number' })
   ajv.addKeyword({ keyword: 'x-http-url', schemaType: 'boolean' })
   ajv.addKeyword({ keyword: 'x-entity-tags', schemaType: 'boolean' })
+  ajv.addKeyword({ keyword: 'x-shopify-names', schemaType: 'object' })
   const base = 'https://catalog.invalid/openapi.json'
   const rewrite = (value: unknown): unknown => {
     if (Array.isArray(value)) return value.map(rewrite)

@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
 import { readFileSync } from 'node:fs'
+import http from 'node:http'
 import { createServer } from 'node:net'
 import { describe, it, type TestContext } from 'node:test'
 import { fileURLToPath } from 'node:url'
+import { SIGNAL_COPY_WINDOW_MS } from '../src/cli/serve.command.js'
 import { API } from './helpers.js'
 import {
   create,
@@ -78,6 +80,116 @@ describe('npm start', () => {
     t.diagnostic(`npm exited ${JSON.stringify(npmExit)}`)
   })
 })
+
+describe('copies of one signal are one signal; a later one forces', () => {
+  it('two SIGINTs a few ms apart: the request in flight is answered, "stopped", exit 0', async (t) => {
+    const DATABASE_URL = await databaseUrlFor(t, 'sqlite')
+    const { key } = await createKey(DATABASE_URL, 'shop')
+    const server = await startServe(t, { DATABASE_URL, LOG_LEVEL: 'debug' })
+    const held = holdCreate(server, key, 'held-across-copies', server.waitForOutput)
+    await held.arrived
+
+    server.child.kill('SIGINT')
+    await sleep(5)
+    server.child.kill('SIGINT')
+    // Past the window: a forced exit would have come by now.
+    await sleep(SIGNAL_COPY_WINDOW_MS + 500)
+    assert.equal(server.child.exitCode, null, `the server exited early:\n${server.stdout()}`)
+
+    held.finish()
+    assert.equal((await held.response).status, 200, 'the request in flight is answered')
+    const exit = await Promise.race([
+      server.exited,
+      sleep(EXIT_TIMEOUT_MS).then(() => assert.fail(`no exit:\n${server.stdout()}`)),
+    ])
+    assert.deepEqual(exit, { code: 0, signal: null }, server.stdout())
+    assert.match(server.stdout(), /"msg":"stopped"/)
+    assert.doesNotMatch(server.stdout(), /second signal/)
+  })
+
+  it(`a SIGINT more than ${SIGNAL_COPY_WINDOW_MS} ms after the first still forces an exit`, async (t) => {
+    const DATABASE_URL = await databaseUrlFor(t, 'sqlite')
+    const { key } = await createKey(DATABASE_URL, 'shop')
+    const server = await startServe(t, { DATABASE_URL, LOG_LEVEL: 'debug' })
+    const held = holdCreate(server, key, 'held-until-forced', server.waitForOutput)
+    await held.arrived
+
+    server.child.kill('SIGINT')
+    await server.waitForOutput(/"msg":"shutting down/)
+    await sleep(SIGNAL_COPY_WINDOW_MS * 2)
+    assert.equal(server.child.exitCode, null, 'still waiting for the request in flight')
+    const exit = await server.stop('SIGINT')
+    assert.deepEqual(exit, { code: 1, signal: null })
+    assert.match(server.stdout(), /"msg":"second signal: exiting without waiting"/)
+    assert.doesNotMatch(server.stdout(), /"msg":"stopped"/)
+  })
+
+  // A terminal's Ctrl-C: SIGINT to npm's whole process group, so the server gets the
+  // terminal's copy and npm's own, passed on a few milliseconds later.
+  it('Ctrl-C on npm start (SIGINT to its process group): a graceful stop', async (t) => {
+    const DATABASE_URL = await databaseUrlFor(t, 'sqlite')
+    const { key } = await createKey(DATABASE_URL, 'shop')
+    const npm = startNpm(t, { DATABASE_URL, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'debug' })
+    const listening = await npm.waitFor(/"pid":(\d+)[^\n]*"msg":"Server listening at (http:[^"]+)"/)
+    const pid = Number(listening[1])
+    const url = listening[2]!
+    t.after(() => {
+      if (alive(pid)) process.kill(pid, 'SIGKILL')
+    })
+    const held = holdCreate({ url }, key, 'held-across-ctrl-c', npm.waitFor)
+    await held.arrived
+
+    process.kill(-npm.child.pid!, 'SIGINT')
+    await sleep(SIGNAL_COPY_WINDOW_MS + 500)
+    assert.equal(alive(pid), true, `the server exited early:\n${npm.output()}`)
+    held.finish()
+    assert.equal((await held.response).status, 200, 'the request in flight is answered')
+    await waitUntil(() => !alive(pid), `the server (pid ${pid}) still runs`)
+    await npm.waitFor(/"msg":"stopped"/)
+    assert.doesNotMatch(npm.output(), /second signal/)
+  })
+})
+
+/**
+ * A create whose body is half sent: the server has taken it in (its log says so) and waits
+ * for the rest, so it is surely in flight when the signals come.
+ */
+function holdCreate(
+  server: { url: string },
+  key: string,
+  requestId: string,
+  waitFor: (pattern: RegExp) => Promise<RegExpMatchArray>,
+) {
+  const body = JSON.stringify({ name: requestId })
+  const half = Math.floor(body.length / 2)
+  const req = http.request(`${server.url}${API}/products`, {
+    method: 'POST',
+    agent: false,
+    headers: {
+      authorization: `Bearer ${key}`,
+      'content-type': 'application/json',
+      'content-length': String(Buffer.byteLength(body)),
+      'x-request-id': requestId,
+    },
+  })
+  const response = new Promise<{ status: number | string }>((resolve) => {
+    req.on('error', (error: NodeJS.ErrnoException) => resolve({ status: String(error.code) }))
+    req.on('response', (res) => {
+      res.resume()
+      res.on('end', () => resolve({ status: res.statusCode! }))
+    })
+  })
+  req.write(body.slice(0, half))
+  return {
+    response,
+    arrived: waitFor(new RegExp(`"reqId":"${requestId}"[^\n]*"msg":"incoming request"`)),
+    finish: () => req.end(body.slice(half)),
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms))
+}
 
 /** `npm start` in the repository, with the given settings; killed when the test ends. */
 function startNpm(t: TestContext, env: Record<string, string>) {

@@ -1,7 +1,7 @@
 import { MetafieldsInput } from '../attributes/values/metafield-value.schemas.js'
 import { Type, type Static } from 'typebox'
 import { Code, Money, Nullable } from '../http/schemas.js'
-import { HTTP_URL } from '../http/validation.js'
+import { HTTP_URL, SHOPIFY_NAMES } from '../http/validation.js'
 
 /**
  * The catalogue's field rules (types, bounds, trimming) and its request bodies. The records
@@ -58,6 +58,13 @@ const Options = Type.Unsafe<Record<string, string>>({
   description: 'Option name to chosen value, e.g. {"size": "M", "color": "red"}',
 })
 
+/**
+ * Shopify's names of these bodies' fields: sent, they are refused naming the field meant
+ * (the contract's Field rules), never ignored.
+ */
+const PRODUCT_SHOPIFY_NAMES = { title: 'name', body_html: 'description' }
+const VARIANT_SHOPIFY_NAMES = { title: 'name' }
+
 /** Request body of POST /products. Every optional field also takes null, meaning "not sent". */
 export const CreateProductBody = Type.Object(
   {
@@ -76,6 +83,7 @@ export const CreateProductBody = Type.Object(
     metafields: Type.Optional(Nullable(MetafieldsInput)),
   },
   {
+    [SHOPIFY_NAMES]: PRODUCT_SHOPIFY_NAMES,
     examples: [
       {
         name: 'Crème Brûlée T-Shirt',
@@ -107,6 +115,7 @@ export const CreateVariantBody = Type.Object(
     metafields: Type.Optional(Nullable(MetafieldsInput)),
   },
   {
+    [SHOPIFY_NAMES]: VARIANT_SHOPIFY_NAMES,
     examples: [
       { name: 'M / Red', sku: 'TEE-CB-M-RED', price: 21.5, options: { size: 'M', color: 'red' } },
     ],
@@ -135,7 +144,10 @@ export const UpdateProductBody = Type.Object(
     images: Type.Optional(Nullable(Images)),
     metafields: Type.Optional(Nullable(MetafieldsInput)),
   },
-  { examples: [{ price: 17.5, compare_at_price: 19.99, tags: ['cotton', 'sale'] }] },
+  {
+    [SHOPIFY_NAMES]: PRODUCT_SHOPIFY_NAMES,
+    examples: [{ price: 17.5, compare_at_price: 19.99, tags: ['cotton', 'sale'] }],
+  },
 )
 export type UpdateProductInput = Static<typeof UpdateProductBody>
 
@@ -152,7 +164,10 @@ export const UpdateVariantBody = Type.Object(
     weight_grams: Type.Optional(Nullable(WeightGrams)),
     metafields: Type.Optional(Nullable(MetafieldsInput)),
   },
-  { examples: [{ sku: 'TEE-CB-M-RED-2', weight_grams: 180 }] },
+  {
+    [SHOPIFY_NAMES]: VARIANT_SHOPIFY_NAMES,
+    examples: [{ sku: 'TEE-CB-M-RED-2', weight_grams: 180 }],
+  },
 )
 export type UpdateVariantInput = Static<typeof UpdateVariantBody>
 

@@ -1,6 +1,15 @@
+import { performance } from 'node:perf_hooks'
 import type { Config } from '../config.js'
 import { startServer } from '../server.js'
 import type { Output } from './output.js'
+
+/**
+ * A stop signal that arrives within this long of the first is a copy of it, not a second
+ * request: a terminal's Ctrl-C reaches npm and the server (one process group), and npm passes
+ * its own copy on a few milliseconds later. Only a signal after this window forces an exit.
+ * A person pressing Ctrl-C again to stop waiting takes longer than that (docs/operations.md).
+ */
+export const SIGNAL_COPY_WINDOW_MS = 1000
 
 /** `catalog serve`: runs until SIGTERM or SIGINT, then shuts down gracefully and exits 0. */
 export async function serve(config: Config, output: Output): Promise<void> {
@@ -10,8 +19,20 @@ export async function serve(config: Config, output: Output): Promise<void> {
   let stop = (signal: NodeJS.Signals) => {
     stopRequested = signal
   }
-  process.on('SIGTERM', (signal) => stop(signal))
-  process.on('SIGINT', (signal) => stop(signal))
+  let copy = (_signal: NodeJS.Signals) => {}
+  let firstSignalAt: number | undefined
+  const onSignal = (signal: NodeJS.Signals) => {
+    // Monotonic: a clock change while stopping neither merges nor splits signals.
+    const now = performance.now()
+    if (firstSignalAt !== undefined && now - firstSignalAt < SIGNAL_COPY_WINDOW_MS) {
+      copy(signal)
+      return
+    }
+    firstSignalAt ??= now
+    stop(signal)
+  }
+  process.on('SIGTERM', onSignal)
+  process.on('SIGINT', onSignal)
 
   const server = await startServer(config)
   if (server.firstKey) {
@@ -27,6 +48,12 @@ export async function serve(config: Config, output: Output): Promise<void> {
         `or open ${server.url}/admin in a browser and sign in with it.`,
         '',
       ].join('\n'),
+    )
+  }
+  copy = (signal: NodeJS.Signals) => {
+    server.app.log.info(
+      { signal },
+      `signal again within ${SIGNAL_COPY_WINDOW_MS} ms of the first: one stop, still finishing requests in flight`,
     )
   }
   let stopping = false

@@ -2,6 +2,7 @@ import { Type, type Static } from 'typebox'
 import { MAX_SET_SLUG_LENGTH, PRODUCT_STATUSES, SLUG_PATTERN } from '../catalog/catalog.schemas.js'
 import { RECORD_RESPONSE_HEADERS } from '../http/conditional.js'
 import { Nullable, Timestamp } from '../http/schemas.js'
+import { SHOPIFY_NAMES } from '../http/validation.js'
 import { MAX_RULES, RULE_RELATIONS } from './membership/rules.js'
 import { SORT_ORDERS, type SortOrder } from './membership/sort-orders.js'
 
@@ -45,6 +46,9 @@ const RuleSchema = Type.Object({
 const RuleInput = Type.Unsafe<Record<string, unknown>>({ description: RULE_DESCRIPTION })
 const RulesInput = Type.Array(RuleInput, { minItems: 1, maxItems: MAX_RULES })
 
+/** Shopify's name of a collection's description: refused naming it (validation.ts). */
+const COLLECTION_SHOPIFY_NAMES = { body_html: 'description' }
+
 export const CreateCollectionBody = Type.Object(
   {
     title: Title,
@@ -55,6 +59,7 @@ export const CreateCollectionBody = Type.Object(
     sort_order: Type.Optional(Nullable(SortOrderSchema)),
   },
   {
+    [SHOPIFY_NAMES]: COLLECTION_SHOPIFY_NAMES,
     examples: [
       {
         title: 'Under 20',
@@ -78,7 +83,10 @@ export const UpdateCollectionBody = Type.Object(
     disjunctive: Type.Optional(Type.Boolean()),
     sort_order: Type.Optional(SortOrderSchema),
   },
-  { examples: [{ title: 'Summer sale', disjunctive: true }] },
+  {
+    [SHOPIFY_NAMES]: COLLECTION_SHOPIFY_NAMES,
+    examples: [{ title: 'Summer sale', disjunctive: true }],
+  },
 )
 export type UpdateCollectionInput = Static<typeof UpdateCollectionBody>
 

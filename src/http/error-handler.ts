@@ -4,12 +4,37 @@ import { isDatabaseUnavailable } from '../db/driver-errors.js'
 import { AppError } from '../errors.js'
 import { toFieldProblems } from './field-problems.js'
 
+/** The setting that sets the largest JSON body (src/config.ts). */
+const BODY_LIMIT_SETTING = 'BODY_LIMIT_BYTES'
+
+/** What a request's answer may need to know of its route: the body limit in force. */
+export interface ErrorContext {
+  bodyLimit?: number | undefined
+}
+
+/** A size in bytes as a person reads it: 262144 bytes (256 KiB). */
+function bytesText(bytes: number): string {
+  const exact = (unit: number, name: string) =>
+    bytes >= unit && bytes % unit === 0 ? ` (${bytes / unit} ${name})` : undefined
+  return `${bytes} bytes${exact(1024 * 1024, 'MiB') ?? exact(1024, 'KiB') ?? ''}`
+}
+
+/** The 413 of a body over the limit: the limit, and the setting that changes it. */
+function bodyTooLarge(context: ErrorContext): AppError {
+  const limit = context.bodyLimit
+  return new AppError(
+    'payload_too_large',
+    limit === undefined
+      ? `The request body is larger than the service accepts (${BODY_LIMIT_SETTING} sets the limit).`
+      : `The request body is larger than the ${bytesText(limit)} the service accepts (${BODY_LIMIT_SETTING} sets the limit).`,
+  )
+}
+
 /** Fastify's own errors, by code, as the contract's. */
-const FRAMEWORK_ERRORS: Record<string, () => AppError> = {
+const FRAMEWORK_ERRORS: Record<string, (context: ErrorContext) => AppError> = {
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: () =>
     new AppError('invalid_json', 'The request body does not match its Content-Length.'),
-  FST_ERR_CTP_BODY_TOO_LARGE: () =>
-    new AppError('payload_too_large', 'The request body is larger than the service accepts.'),
+  FST_ERR_CTP_BODY_TOO_LARGE: bodyTooLarge,
   FST_ERR_CTP_INVALID_MEDIA_TYPE: () =>
     new AppError('unsupported_media_type', 'The request body must be sent as application/json.'),
   FST_ERR_CTP_INVALID_TYPE: () =>
@@ -21,7 +46,7 @@ const FRAMEWORK_ERRORS: Record<string, () => AppError> = {
 }
 
 /** Any error, as one the client may see. Whatever is not recognised becomes internal_error. */
-export function toAppError(error: unknown): AppError {
+export function toAppError(error: unknown, context: ErrorContext = {}): AppError {
   if (error instanceof AppError) return error
   const fastifyError = error as Partial<FastifyError> & { validation?: ErrorObject[] }
   if (Array.isArray(fastifyError.validation)) {
@@ -33,13 +58,22 @@ export function toAppError(error: unknown): AppError {
     return new AppError('validation_failed', 'The request has invalid fields.', problems)
   }
   const known = fastifyError.code ? FRAMEWORK_ERRORS[fastifyError.code] : undefined
-  if (known) return known()
+  if (known) return known(context)
+  // The client closed its connection while its body was being read (Node's error for it
+  // shares a code with a database connection reset): no answer can reach it.
+  if (isClientAbort(error)) return new AppError('bad_request', 'The request was aborted.')
   const fileError = staticFileError(error as StaticFileError)
   if (fileError) return fileError
   if (isDatabaseUnavailable(error)) {
     return new AppError('unavailable', 'The database is unavailable; try again shortly.')
   }
   return new AppError('internal_error', 'Something went wrong on our side.')
+}
+
+/** Node's error on a request whose connection closed before its body was read. */
+function isClientAbort(error: unknown): boolean {
+  const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown }
+  return code === 'ECONNRESET' && message === 'aborted'
 }
 
 /** What the static file server behind /docs/static/ (@fastify/send) throws: an HTTP error. */
@@ -84,7 +118,7 @@ export function errorBody(appError: AppError) {
 
 /** The one place where errors become responses. */
 export function sendError(error: unknown, request: FastifyRequest, reply: FastifyReply): void {
-  const appError = toAppError(error)
+  const appError = toAppError(error, { bodyLimit: request.routeOptions?.bodyLimit })
   if (appError.code === 'internal_error') {
     request.log.error({ err: error }, 'request failed')
   } else if (appError.code === 'unavailable') {

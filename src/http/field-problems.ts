@@ -39,7 +39,14 @@ export function toFieldProblems(errors: ErrorObject[]): FieldProblem[] {
 }
 
 /** Keywords of this service whose messages are already written for people. */
-const OWN_KEYWORDS = new Set([MAX_DECIMALS, HTTP_URL, ENTITY_TAGS, 'snakeCase', 'query'])
+const OWN_KEYWORDS = new Set([
+  MAX_DECIMALS,
+  HTTP_URL,
+  ENTITY_TAGS,
+  'snakeCase',
+  'shopifyName',
+  'query',
+])
 
 /**
  * What a pattern asks, in words, by the pattern as the schemas write it: a schema states

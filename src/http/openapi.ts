@@ -47,6 +47,15 @@ const ERROR_EXAMPLES: Record<ErrorCode, { when: string; body: Record<string, unk
     when: "unknown, malformed or another store's product or variant id",
     body: { message: 'No product with this id exists in your store.' },
   },
+  method_not_allowed: {
+    when:
+      'a known path with a method it does not take (PUT /products/{id}), before any key is ' +
+      'checked; the Allow header lists the methods the path takes',
+    body: {
+      message:
+        'This path does not take PUT; it takes GET, HEAD, PATCH, DELETE (the Allow header lists them).',
+    },
+  },
   duplicate_sku: {
     when: "the variant's sku is already used by a variant of the store",
     body: { message: 'Another variant in your store already has this sku.' },
@@ -120,8 +129,14 @@ const ERROR_EXAMPLES: Record<ErrorCode, { when: string; body: Record<string, unk
     body: { message: 'The request headers are larger than the service accepts.' },
   },
   payload_too_large: {
-    when: 'the body is over the size limit (256 KiB unless configured; IMPORT_MAX_BYTES for an import)',
-    body: { message: 'The request body is larger than the service accepts.' },
+    when:
+      'the body is over the size limit (256 KiB unless configured: BODY_LIMIT_BYTES; ' +
+      'IMPORT_MAX_BYTES for an import); the message names the limit and its setting',
+    body: {
+      message:
+        'The request body is larger than the 262144 bytes (256 KiB) the service accepts ' +
+        '(BODY_LIMIT_BYTES sets the limit).',
+    },
   },
   range_not_satisfiable: {
     when: "a Range header outside the file's bytes (the docs page's files under /docs/static/)",
@@ -300,7 +315,11 @@ export function registerOpenApi(app: FastifyInstance): void {
           'Products and their variants, per store. Every request to `/api/commerce/v1` carries ' +
           '`Authorization: Bearer <key>`; a key belongs to one store and has the scopes `read` ' +
           'and/or `write` (`write` includes `read`). Success is status 200 with `{"data": ...}`; ' +
-          'an error is `{"error": "<code>", "message": "..."}`, with `details` for validation errors.',
+          'an error is `{"error": "<code>", "message": "..."}`, with `details` for validation errors. ' +
+          'A method a path does not take (`PUT /products/{id}`) is 405 `method_not_allowed`, ' +
+          'before any key is checked, with an `Allow` header listing the methods it takes; a body ' +
+          'over the size limit is 413 `payload_too_large`, its message naming the limit and ' +
+          '`BODY_LIMIT_BYTES`.',
       },
       tags: [
         { name: 'products', description: 'Create, read and list products' },

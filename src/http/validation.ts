@@ -3,6 +3,13 @@ import type { FastifySchemaCompiler, preValidationAsyncHookHandler } from 'fasti
 import { AppError } from '../errors.js'
 import { ENTITY_TAGS, ENTITY_TAGS_MESSAGE, isEntityTagCondition } from './conditional.js'
 
+/**
+ * The keyword of an object schema naming the fields another system (Shopify) calls otherwise:
+ * `{"title": "name"}`. A body that sends such a name is refused, naming the field meant, as a
+ * camelCase spelling is (refusingCamelCase).
+ */
+export const SHOPIFY_NAMES = 'x-shopify-names'
+
 /** The keyword of a number with at most so many decimal places (money). */
 export const MAX_DECIMALS = 'x-max-decimals'
 
@@ -19,6 +26,8 @@ function createAjv(options: Options): Ajv {
     },
   })
   ajv.addKeyword({ keyword: 'example' })
+  // An annotation: read by refusingCamelCase, nothing for Ajv to check.
+  ajv.addKeyword({ keyword: SHOPIFY_NAMES, schemaType: 'object' })
   ajv.addFormat('date-time', true)
   ajv.addKeyword({
     keyword: HTTP_URL,
@@ -81,6 +90,7 @@ export function createValidatorCompiler(): FastifySchemaCompiler<unknown> {
 interface FieldsSchema {
   properties?: Record<string, FieldsSchema>
   items?: FieldsSchema
+  [SHOPIFY_NAMES]?: Record<string, string>
 }
 
 /** `compare_at_price` -> `compareAtPrice`; a name without `_` has no other spelling. */
@@ -92,7 +102,10 @@ function camelCaseOf(name: string): string {
  * Request fields are snake_case and answers camelCase, so a record read from an answer and
  * sent back would be half applied if its camelCase fields were ignored like other unknown
  * ones: each such field is refused by name, naming the field meant, with the body's other
- * problems. Fields of nested objects and lists of objects are checked the same way.
+ * problems. So is a field under the name Shopify gives it where the schema says so
+ * (SHOPIFY_NAMES: `title` for a product's `name`), as a body written for Shopify's API would
+ * otherwise be taken without it. Fields of nested objects and lists of objects are checked
+ * the same way.
  */
 function refusingCamelCase(schema: FieldsSchema, validate: Validate): Validate {
   if (!namesSnakeCaseFields(schema)) return validate
@@ -108,6 +121,7 @@ function refusingCamelCase(schema: FieldsSchema, validate: Validate): Validate {
 
 function namesSnakeCaseFields(schema: FieldsSchema): boolean {
   if (schema.items) return namesSnakeCaseFields(schema.items)
+  if (schema[SHOPIFY_NAMES] !== undefined) return true
   return Object.entries(schema.properties ?? {}).some(
     ([name, property]) => name.includes('_') || namesSnakeCaseFields(property),
   )
@@ -150,6 +164,17 @@ function findCamelCase(
     return
   }
   const record = data as Record<string, unknown>
+  for (const [foreign, meant] of Object.entries(schema[SHOPIFY_NAMES] ?? {})) {
+    if (Object.hasOwn(record, foreign)) {
+      problems.push({
+        instancePath: `${path}/${foreign}`,
+        schemaPath: '#',
+        keyword: 'shopifyName',
+        params: { meant },
+        message: `is not a field of this request: send it as ${meant} (${foreign} is Shopify's name for it)`,
+      })
+    }
+  }
   for (const { name, camel, property } of fieldsOf(schema)) {
     if (camel !== undefined && Object.hasOwn(record, camel)) {
       problems.push({

@@ -75,6 +75,22 @@ export async function listDeliveryRows(
     .execute()) as ListedDeliveryRow[]
 }
 
+/** The current titles of the store's collections of these ids (a deleted one is absent). */
+export async function findCollectionTitles(
+  db: Executor,
+  storeId: string,
+  ids: readonly string[],
+): Promise<Map<string, string>> {
+  if (ids.length === 0) return new Map()
+  const rows = await db
+    .selectFrom('collections')
+    .select(['id', 'title'])
+    .where('store_id', '=', storeId)
+    .where('id', 'in', [...new Set(ids)])
+    .execute()
+  return new Map(rows.map((row) => [String(row.id), row.title]))
+}
+
 /**
  * Makes the delivery pending and due at `now`, for one more attempt, and answers it; undefined
  * when the endpoint has no such delivery. A finished delivery (failed or succeeded) is marked

@@ -38,13 +38,18 @@ export type WebhookDelivery = Static<typeof WebhookDelivery>
 export const DeliverySubject = Type.Object(
   {
     id: Type.String({ description: "The product's, variant's or collection's id" }),
-    name: Type.String({ description: "Its name (a collection's title) when the event happened" }),
-    sku: Nullable(Type.String({ description: 'Its sku when the event happened' })),
+    name: Type.String({
+      description:
+        "Its name (a collection's title) when the event happened; for " +
+        "collection.products_changed, the collection's title now ('' once it is deleted)",
+    }),
+    sku: Nullable(Type.String({ description: "A variant's sku when the event happened" })),
   },
   {
     description:
-      'The product or variant the event was about, as the event carries it; null once the ' +
-      'event is past its retention (`EVENT_RETENTION_DAYS`)',
+      'The product, variant or collection the event was about, as the event carries it (for ' +
+      'collection.products_changed, the collection of `collectionId`); null once the event is ' +
+      'past its retention (`EVENT_RETENTION_DAYS`)',
   },
 )
 export type DeliverySubject = Static<typeof DeliverySubject>

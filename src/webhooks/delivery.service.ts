@@ -3,6 +3,7 @@ import type { Executor } from '../db/schema.js'
 import { isUuid, nowIso, toIso } from '../db/values.js'
 import { AppError } from '../errors.js'
 import {
+  findCollectionTitles,
   listDeliveryRows,
   retryDeliveryRow,
   type DeliveryRow,
@@ -29,15 +30,28 @@ function rowToDelivery(row: DeliveryRow): WebhookDelivery {
   }
 }
 
+/** A stored event's `data.object`, parsed (SQLite keeps it as text). */
+function objectOf(row: ListedDeliveryRow): Record<string, unknown> | null {
+  if (row.event_object === null) return null
+  const object = row.event_object
+  return (typeof object === 'string' ? JSON.parse(object) : object) as Record<string, unknown>
+}
+
 /**
  * What an event was about: its record's id, name (a collection's title) and sku (a variant's).
+ * A collection.products_changed event's object is `{collectionId, added, removed}`: its
+ * subject is the collection, named by its title now (`titles`; '' once it is deleted).
  */
-function subjectOf(object: ListedDeliveryRow['event_object']): DeliverySubject | null {
-  if (object === null) return null
-  const record = (typeof object === 'string' ? JSON.parse(object) : object) as Record<
-    string,
-    unknown
-  >
+function subjectOf(
+  row: ListedDeliveryRow,
+  titles: ReadonlyMap<string, string>,
+): DeliverySubject | null {
+  const record = objectOf(row)
+  if (record === null) return null
+  if (row.event_type === 'collection.products_changed') {
+    const id = String(record.collectionId)
+    return { id, name: titles.get(id) ?? '', sku: null }
+  }
   const name = record.name ?? record.title
   return {
     id: String(record.id),
@@ -59,9 +73,15 @@ export async function listDeliveries(
   if ((await findEndpoint(db, storeId, id)) === undefined) throw endpointNotFound()
   const limit = query.limit ?? 50
   const rows = await listDeliveryRows(db, storeId, id, after, limit + 1)
+  const changedCollections = rows
+    .slice(0, limit)
+    .filter((row) => row.event_type === 'collection.products_changed')
+    .map((row) => objectOf(row)?.collectionId)
+    .filter((collectionId): collectionId is string => typeof collectionId === 'string')
+  const titles = await findCollectionTitles(db, storeId, changedCollections)
   return pageOf(rows, limit, (row) => ({
     ...rowToDelivery(row),
-    subject: subjectOf(row.event_object),
+    subject: subjectOf(row, titles),
   }))
 }
 

@@ -204,7 +204,7 @@ describeEachDialect('import: a sku a handle made into a slug keeps', (dialect) =
 describeEachDialect('catalog import: handles made into slugs', (dialect) => {
   it('prints each warning with its field; a second run creates and updates nothing', async (t) => {
     const env = { DATABASE_URL: await databaseUrlFor(t, dialect) }
-    const first = await runCatalog(['import', HANDLES, '--store', 'shop'], env)
+    const first = await runCatalog(['import', HANDLES, '--store', 'shop', '--new-store'], env)
     assert.equal(first.code, 0, first.stderr)
     assert.match(first.stdout, /^ {2}row 6, handle Café-™, slug: .*"cafe"$/m)
     assert.match(first.stdout, /^ {2}row 8, handle CAFÉ ™, slug: .*"cafe-2"$/m)

@@ -97,7 +97,7 @@ export function TextField(props: {
 
 /**
  * The event types as a group of checkboxes: "All events" (`*`), which unchecks and disables
- * the six types while it is checked, and each type.
+ * every type while it is checked, and each type.
  */
 export function EventsField(props: {
   form: string

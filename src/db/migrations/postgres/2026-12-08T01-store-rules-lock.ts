@@ -4,11 +4,12 @@ import { sql, type Kysely } from 'kysely'
  * PostgreSQL only: the store's rules lock in one function, lock_store_rules(store, exclusive),
  * called by product_write_state (now given the store alone) and by a rules change alike, so
  * that its key is spelled once (it was built in the service and hashed in two places).
- * product_write_state still takes the lock first and reads after it (2026-11-30T12).
+ * product_write_state still takes the lock first and reads after it (2026-11-30T12). Running
+ * it again changes nothing.
  */
 export async function up(db: Kysely<any>): Promise<void> {
   await sql`
-    create function lock_store_rules(store text, exclusive boolean) returns void
+    create or replace function lock_store_rules(store text, exclusive boolean) returns void
     language plpgsql volatile
     as $$
     declare
@@ -21,9 +22,9 @@ export async function up(db: Kysely<any>): Promise<void> {
       end if;
     end $$
   `.execute(db)
-  await sql`drop function product_write_state(text, text)`.execute(db)
+  await sql`drop function if exists product_write_state(text, text)`.execute(db)
   await sql`
-    create function product_write_state(store text)
+    create or replace function product_write_state(store text)
     returns table (token text, collections boolean, definition_stamp text)
     language plpgsql volatile
     as $$

@@ -29,7 +29,8 @@ export interface AddedVariant extends Omit<DocumentVariant, 'product_id'> {
  * - `stored`: one product as the write's own statement read it after its row lock
  *   (PostgreSQL's one-statement PATCHes, decision 0034);
  * - `written`: products read back as they now stand (those gone lose their document);
- *   `locked`: the write locked or updated each product's row, so no lock is taken to read.
+ *   `locked`: the write locked, updated or inserted each product's row, so no lock is taken
+ *   to read.
  */
 export type DocumentChange =
   | { kind: 'created'; product: NewDocumentProduct }

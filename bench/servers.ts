@@ -210,7 +210,7 @@ function baselineScript(context: Context): string {
     writeFileSync(
       join(dir, `${name}.mjs`),
       output.outputText
-        .replaceAll("from '../src/", `from .js'${dist}`)
+        .replaceAll("from '../src/", `from '${dist}`)
         .replaceAll("from './baseline-search.js'", "from './baseline-search.mjs'"),
     )
   }
